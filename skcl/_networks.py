@@ -1,0 +1,108 @@
+"""Fully connected networks as pure functions of one flat parameter vector.
+
+Every method in skcl works on the flat vector θ (``ravel_pytree`` order:
+layer by layer, weights then biases), because AQC's Hessian, EWC's and
+SI's importances and NC's consolidator all live on that vector. A network
+is a small frozen description (hashable, so jitted functions take it as a
+static argument) that knows how to cut θ into layers.
+"""
+
+from dataclasses import dataclass
+from math import prod
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["MLP", "apply_numpy"]
+
+
+@dataclass(frozen=True)
+class MLP:
+    """A fully connected network with swish hidden units.
+
+    With no hidden layers it is softmax (or logistic) regression, the
+    paper's "SR" model.
+
+    Parameters
+    ----------
+    n_features : int
+        Input dimension.
+    hidden_layer_sizes : tuple of int
+        Width of each hidden layer, ``()`` for none.
+    n_outputs : int
+        Output dimension: the number of classes, or 1 for a Bernoulli
+        (sigmoid) output.
+    """
+
+    n_features: int
+    hidden_layer_sizes: tuple
+    n_outputs: int
+
+    @property
+    def layer_sizes(self):
+        return (self.n_features, *self.hidden_layer_sizes, self.n_outputs)
+
+    @property
+    def shapes(self):
+        """Shapes of the arrays in θ, in order: W0, b0, W1, b1, ..."""
+        sizes = self.layer_sizes
+        shapes = []
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            shapes += [(fan_in, fan_out), (fan_out,)]
+        return tuple(shapes)
+
+    @property
+    def n_params(self):
+        """Length of θ."""
+        return sum(prod(shape) for shape in self.shapes)
+
+    def unflatten(self, theta):
+        """Cut θ of shape (n_params,) into [(W0, b0), (W1, b1), ...]."""
+        arrays, start = [], 0
+        for shape in self.shapes:
+            size = prod(shape)
+            arrays.append(theta[start : start + size].reshape(shape))
+            start += size
+        return list(zip(arrays[::2], arrays[1::2]))
+
+    def init(self, key):
+        """Lecun-normal weights and zero biases (paper, appendix C).
+
+        Returns
+        -------
+        theta : jax.Array of shape (n_params,), float32
+        """
+        init_weight = jax.nn.initializers.lecun_normal()
+        keys = jax.random.split(key, len(self.layer_sizes) - 1)
+        parts = []
+        for k, (fan_in, fan_out) in zip(keys, zip(self.layer_sizes[:-1], self.layer_sizes[1:])):
+            parts += [init_weight(k, (fan_in, fan_out)).ravel(), jnp.zeros(fan_out)]
+        return jnp.concatenate(parts).astype(jnp.float32)
+
+    def apply(self, theta, X):
+        """Logits of shape (n_samples, n_outputs) for X of shape (n_samples, n_features)."""
+        layers = self.unflatten(theta)
+        h = X
+        for W, b in layers[:-1]:
+            h = jax.nn.swish(h @ W + b)
+        W, b = layers[-1]
+        return h @ W + b
+
+
+def apply_numpy(network, theta, X):
+    """``network.apply`` in float64 NumPy, for prediction.
+
+    Prediction runs on inputs of any length; NumPy needs no compilation per
+    shape and double precision keeps probabilities consistent with logits.
+    """
+    from scipy.special import expit
+
+    theta = np.asarray(theta, dtype=np.float64)
+    h = np.asarray(X, dtype=np.float64)
+    layers = network.unflatten(theta)
+    for W, b in layers[:-1]:
+        z = h @ W + b
+        h = z * expit(z)
+    W, b = layers[-1]
+    return h @ W + b
