@@ -3,9 +3,31 @@
 Every loader returns a :class:`~sklearn.utils.Bunch` whose ``train``,
 ``validation`` and ``test`` entries are task sequences: lists of
 ``(X, y)`` pairs to learn one after another with ``partial_fit``.
+Pre-training tasks (``load_mnist``, ``load_emnist_letters``, ...) return
+one ``(X, y)`` pair per split instead.
+
+The image loaders read one data folder, :func:`get_data_home` (argument
+``root``, else the environment variable ``SKCL_DATA_DIR``, else
+``~/skcl_data``), laid out as torchvision lays it out.
 """
 
 from ._classical import load_ci_split_2d_iris, load_ci_split_iris, load_ci_split_wine
+from ._home import get_data_home
+from ._images import (
+    load_bcn12,
+    load_ci_split_cifar10,
+    load_ci_split_fashion_mnist,
+    load_ci_split_ham8,
+    load_ci_split_mnist,
+    load_cifar100,
+    load_di_split_cifar8,
+    load_di_split_fashion_mnist,
+    load_di_split_ham6,
+    load_di_split_mnist,
+    load_emnist_letters,
+    load_fashion_mnist,
+    load_mnist,
+)
 from ._split import (
     PAPER_SEED,
     make_task_sequences,
@@ -19,6 +41,20 @@ __all__ = [
     "load_ci_split_iris",
     "load_ci_split_2d_iris",
     "load_ci_split_wine",
+    "get_data_home",
+    "load_ci_split_mnist",
+    "load_di_split_mnist",
+    "load_ci_split_fashion_mnist",
+    "load_di_split_fashion_mnist",
+    "load_ci_split_cifar10",
+    "load_di_split_cifar8",
+    "load_ci_split_ham8",
+    "load_di_split_ham6",
+    "load_mnist",
+    "load_fashion_mnist",
+    "load_emnist_letters",
+    "load_cifar100",
+    "load_bcn12",
     "make_task_sequences",
     "relabel",
     "split_by_class",

@@ -1,0 +1,739 @@
+"""The paper's image task sequences and pre-training tasks.
+
+Files are read natively (numpy, and pillow for ISIC) from one data folder,
+:func:`get_data_home`, laid out as torchvision lays it out, so the folder
+can be shared with ``torchvision.datasets``. torchvision is needed only to
+download (``download=True``); ISIC collections are downloaded by hand.
+
+Splits follow the paper (appendix A): for datasets that come with an
+official test split (MNIST, Fashion-MNIST, EMNIST, CIFAR), validation is a
+stratified 20 % of the official training split and the test split is the
+official one; the ISIC collections have none, so they are split like Iris:
+a stratified 20 % test split, then 20 % of the rest for validation. Task
+sequences are then cut by class groups (:func:`split_by_class`) and, for
+domain-incremental ones, relabelled (:func:`relabel`).
+
+Images are uint8: (n, 28, 28) for the grayscale datasets and
+(n, 32, 32, 3), channels last, for the colour ones; labels are int64.
+"""
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils import Bunch
+
+from . import _cifar, _idx, _isic
+from ._home import describe_data_home, get_data_home
+from ._split import PAPER_SEED, relabel, split_by_class, train_validation_test_split
+
+__all__ = [
+    "load_mnist",
+    "load_fashion_mnist",
+    "load_emnist_letters",
+    "load_cifar100",
+    "load_bcn12",
+    "load_ci_split_mnist",
+    "load_di_split_mnist",
+    "load_ci_split_fashion_mnist",
+    "load_di_split_fashion_mnist",
+    "load_ci_split_cifar10",
+    "load_di_split_cifar8",
+    "load_ci_split_ham8",
+    "load_di_split_ham6",
+]
+
+VALIDATION_SIZE = 0.2
+_PAIRS = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+_DOWNLOAD_HINT = 'pip install "skcl[download]"'
+
+# ---------------------------------------------------------------------------
+# Sources: where each dataset's files are, and how torchvision fetches them.
+
+_MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+}
+_IDX_SOURCES = {
+    "MNIST": dict(
+        folder="MNIST/raw", files=_MNIST_FILES, torchvision=("MNIST", {}),
+        target_names=[str(digit) for digit in range(10)],
+        first_label=0, transpose=False,
+    ),
+    "Fashion-MNIST": dict(
+        folder="FashionMNIST/raw", files=_MNIST_FILES,
+        torchvision=("FashionMNIST", {}),
+        target_names=[
+            "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+            "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+        ],
+        first_label=0, transpose=False,
+    ),
+    "EMNIST Letters": dict(
+        folder="EMNIST/raw",
+        files={
+            split: (f"emnist-letters-{split}-images-idx3-ubyte",
+                    f"emnist-letters-{split}-labels-idx1-ubyte")
+            for split in ("train", "test")
+        },
+        torchvision=("EMNIST", {"split": "letters"}),
+        target_names=[chr(c) for c in range(ord("a"), ord("z") + 1)],
+        # EMNIST numbers the letters 1..26 and stores each image transposed.
+        first_label=1, transpose=True,
+    ),
+}
+_CIFAR_SOURCES = {
+    "CIFAR-10": dict(
+        folder="cifar-10-batches-py",
+        train=[f"data_batch_{i}" for i in range(1, 6)], test=["test_batch"],
+        meta="batches.meta", label_key=b"labels", names_key=b"label_names",
+        torchvision=("CIFAR10", {}), n_classes=10,
+    ),
+    "CIFAR-100": dict(
+        folder="cifar-100-python", train=["train"], test=["test"],
+        meta="meta", label_key=b"fine_labels", names_key=b"fine_label_names",
+        torchvision=("CIFAR100", {}), n_classes=100,
+    ),
+}
+
+
+def _missing_message(name, folder, missing, root, top, *, gz):
+    gz_note = " (each may also be gzipped, with '.gz' appended)" if gz else ""
+    return (
+        f"{name} was not found. Expected in {folder}{gz_note}: "
+        f"{', '.join(missing)}. The data folder came from "
+        f"{describe_data_home(root)}. Either pass download=True to let "
+        f"torchvision fetch it (needs torchvision: {_DOWNLOAD_HINT}), or put "
+        f"the files there yourself, or pass root=... or set the environment "
+        f"variable SKCL_DATA_DIR to the folder that holds {top}/."
+    )
+
+
+def _download(name, home, torchvision_source):
+    """Let torchvision download ``name`` into ``home`` (its own layout)."""
+    try:
+        import torchvision.datasets
+    except ImportError as error:
+        raise ImportError(
+            f"download=True needs torchvision to download {name}: "
+            f"{_DOWNLOAD_HINT}. Or put the files in {home} yourself "
+            "(see the FileNotFoundError without download=True)."
+        ) from error
+    class_name, kwargs = torchvision_source
+    dataset = getattr(torchvision.datasets, class_name)
+    for train in (True, False):
+        dataset(str(home), train=train, download=True, **kwargs)
+
+
+def _require(name, source, root, download, expected, locate, *, gz):
+    """Find the files of a source, downloading them when allowed."""
+    home = get_data_home(root)
+    folder = home / source["folder"]
+    missing = [f for f in expected if locate(folder, f) is None]
+    if missing and download:
+        _download(name, home, source["torchvision"])
+        missing = [f for f in expected if locate(folder, f) is None]
+        if missing:
+            raise FileNotFoundError(
+                f"torchvision's download of {name} did not write "
+                f"{', '.join(missing)} into {folder}."
+            )
+    if missing:
+        top = source["folder"].split("/")[0]
+        raise FileNotFoundError(_missing_message(name, folder, missing, root, top, gz=gz))
+    return folder
+
+
+def _read_idx_dataset(name, root, download):
+    """The official (train, test) splits of an IDX dataset, as read."""
+    source = _IDX_SOURCES[name]
+    expected = [f for pair in source["files"].values() for f in pair]
+    folder = _require(name, source, root, download, expected, _idx.find_idx, gz=True)
+    n_classes = len(source["target_names"])
+    splits = []
+    for split in ("train", "test"):
+        images_name, labels_name = source["files"][split]
+        images_path = _idx.find_idx(folder, images_name)
+        labels_path = _idx.find_idx(folder, labels_name)
+        images = _idx.read_idx(images_path, ndim=3)
+        labels = _idx.read_idx(labels_path, ndim=1).astype(np.int64)
+        if images.dtype != np.uint8:
+            raise ValueError(f"{images_path} holds {images.dtype} pixels, expected uint8.")
+        if len(images) != len(labels):
+            raise ValueError(
+                f"{images_path} holds {len(images)} images but {labels_path} "
+                f"holds {len(labels)} labels."
+            )
+        labels -= source["first_label"]
+        if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+            raise ValueError(
+                f"{labels_path} has labels outside "
+                f"{source['first_label']}..{source['first_label'] + n_classes - 1}."
+            )
+        if source["transpose"]:
+            images = np.ascontiguousarray(images.transpose(0, 2, 1))
+        splits.append((images, labels))
+    return splits, np.array(source["target_names"])
+
+
+def _read_cifar_dataset(name, root, download):
+    """The official (train, test) splits of a CIFAR dataset, as read."""
+    source = _CIFAR_SOURCES[name]
+    expected = [*source["train"], *source["test"], source["meta"]]
+    folder = _require(
+        name, source, root, download, expected,
+        lambda folder, f: (folder / f) if (folder / f).is_file() else None, gz=False,
+    )
+    meta_path = folder / source["meta"]
+    meta = _cifar.read_cifar_batch(meta_path, keys=(source["names_key"],))
+    target_names = _cifar.label_names(meta, source["names_key"], meta_path)
+    if len(target_names) != source["n_classes"]:
+        raise ValueError(
+            f"{meta_path} names {len(target_names)} classes, expected {source['n_classes']}."
+        )
+    splits = []
+    for split in ("train", "test"):
+        parts = []
+        for file_name in source[split]:
+            path = folder / file_name
+            batch = _cifar.read_cifar_batch(path, keys=(b"data", source["label_key"]))
+            images, labels = _cifar.cifar_images(batch, source["label_key"], path)
+            if labels.size and (labels.min() < 0 or labels.max() >= source["n_classes"]):
+                raise ValueError(f"{path} has labels outside 0..{source['n_classes'] - 1}.")
+            parts.append((images, labels))
+        splits.append(
+            (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        )
+    return splits, target_names
+
+
+def _official_splits(reader, name, root, download, random_state):
+    """(train, validation, test) with validation = 20 % of official train."""
+    ((X, y), test), target_names = reader(name, root, download)
+    X_train, X_val, y_train, y_val = train_test_split(
+        X, y, test_size=VALIDATION_SIZE, stratify=y, random_state=random_state
+    )
+    return ((X_train, y_train), (X_val, y_val), test), target_names
+
+
+# ---------------------------------------------------------------------------
+# ISIC collections (HAM10000, BCN20000): a folder of JPEGs and metadata.csv.
+
+_HAM8_CLASSES = [
+    "actinic keratosis", "basal cell carcinoma", "dermatofibroma", "melanoma",
+    "nevus", "pigmented benign keratosis", "squamous cell carcinoma",
+    "vascular lesion",
+]
+_BCN12_CLASSES = [
+    "actinic keratosis", "basal cell carcinoma", "dermatofibroma", "melanoma",
+    "melanoma metastasis", "nevus", "other", "scar", "seborrheic keratosis",
+    "solar lentigo", "squamous cell carcinoma", "vascular lesion",
+]
+_ISIC_CACHE = "skcl_images_32x32.npz"
+
+
+def _isic_folder(collection, root, download):
+    folder = get_data_home(root) / collection
+    metadata = folder / _isic.METADATA_FILE
+    how = (
+        f"ISIC collections cannot be downloaded by skcl: download the "
+        f"{collection} collection from the ISIC archive (e.g. with its "
+        f"command-line tool, pip install isic-cli, then `isic image download` "
+        f"with the collection's id: it writes the images <isic_id>.jpg and "
+        f"metadata.csv into one folder), then put that folder at {folder}, "
+        f"or pass root=... or set SKCL_DATA_DIR to the folder that holds "
+        f"{collection}/ (now {describe_data_home(root)})."
+    )
+    if download:
+        raise ValueError(f"download=True is not possible for {collection}. {how}")
+    if not metadata.is_file():
+        if (folder / "HAM10000_metadata.csv").is_file():
+            raise ValueError(
+                f"{folder} holds HAM10000_metadata.csv (the Harvard Dataverse "
+                "release), whose code 'akiec' lumps actinic keratosis and "
+                "squamous cell carcinoma together, so HAM-8 and HAM-6 cannot "
+                f"be built from it. {how}"
+            )
+        raise FileNotFoundError(f"{collection} was not found: {metadata} is missing. {how}")
+    return folder
+
+
+def _read_isic_cached(folder, ids, cache):
+    """Images of ``ids``, through an explicit .npz cache when ``cache``."""
+    if not cache:
+        return _isic.read_isic_images(folder, ids)
+    path = folder / _ISIC_CACHE
+    cached_ids = np.array([], dtype=str)
+    cached_images = np.empty((0, _isic.IMAGE_SIZE, _isic.IMAGE_SIZE, 3), np.uint8)
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                cached_ids, cached_images = stored["isic_id"], stored["images"]
+        except (OSError, ValueError, KeyError) as error:
+            raise ValueError(
+                f"The image cache {path} is unreadable ({error}); delete it "
+                "to rebuild it from the JPEG files."
+            ) from error
+        if cached_images.shape[1:] != (_isic.IMAGE_SIZE, _isic.IMAGE_SIZE, 3) or len(
+            cached_images
+        ) != len(cached_ids):
+            raise ValueError(f"The image cache {path} is inconsistent; delete it to rebuild it.")
+    index = {image_id: i for i, image_id in enumerate(cached_ids.tolist())}
+    todo = [image_id for image_id in dict.fromkeys(ids) if image_id not in index]
+    if todo:
+        cached_ids = np.concatenate([cached_ids, np.array(todo)])
+        cached_images = np.concatenate(
+            [cached_images, _isic.read_isic_images(folder, todo)]
+        )
+        np.savez(path, isic_id=cached_ids, images=cached_images)
+        index = {image_id: i for i, image_id in enumerate(cached_ids.tolist())}
+    return cached_images[[index[image_id] for image_id in ids]]
+
+
+def _isic_splits(collection, classes, used, root, download, random_state, cache):
+    """(train, validation, test) of the rows whose class index is in ``used``.
+
+    The split is stratified over all rows of ``classes`` (as the paper's
+    code splits the whole metadata), so HAM-6 uses the same test images as
+    HAM-8; only images of ``used`` classes are read.
+    """
+    folder = _isic_folder(collection, root, download)
+    ids, diagnoses = _isic.read_isic_metadata(folder / _isic.METADATA_FILE)
+    keep = np.isin(diagnoses, classes)
+    absent = [c for c in classes.tolist() if c not in set(diagnoses[keep].tolist())]
+    if absent:
+        raise ValueError(
+            f"{folder / _isic.METADATA_FILE} has no image of the class(es) "
+            f"{absent}; is this the {collection} collection?"
+        )
+    ids = ids[keep]
+    index = {c: i for i, c in enumerate(classes.tolist())}
+    labels = np.array([index[d] for d in diagnoses[keep].tolist()], dtype=np.int64)
+    parts = train_validation_test_split(
+        np.arange(len(ids)), labels, random_state=random_state
+    )
+    parts = [(rows[np.isin(y, used)], y[np.isin(y, used)]) for rows, y in parts]
+    needed = np.unique(np.concatenate([rows for rows, _ in parts]))
+    images = _read_isic_cached(folder, ids[needed].tolist(), cache)
+    position = np.searchsorted(needed, np.arange(len(ids)))
+    return [(images[position[rows]], y) for rows, y in parts]
+
+
+# ---------------------------------------------------------------------------
+# Bunches.
+
+
+def _sequence_bunch(name, parts, class_groups, *, target_names, group_names,
+                    classes, mapping=None, summary, random_state):
+    sequences = {}
+    for key, part in zip(("train", "validation", "test"), parts):
+        tasks = split_by_class(*part, class_groups)
+        if mapping is not None:
+            table = np.full(max(mapping) + 1, -1, dtype=np.int64)
+            table[list(mapping)] = list(mapping.values())
+            tasks = relabel(tasks, lambda y, table=table: table[y])
+        sequences[key] = tasks
+    task_classes = [[str(group_names[c]) for c in group] for group in class_groups]
+    sizes = {key: [len(y) for _, y in tasks] for key, tasks in sequences.items()}
+    lines = [
+        f"{name}: {len(class_groups)} tasks. {summary}",
+        "Tasks (original classes): "
+        + "; ".join(f"{i + 1}: {' vs '.join(t)}" for i, t in enumerate(task_classes)),
+        f"Labels: {', '.join(f'{c} = {n}' for c, n in zip(classes, target_names))}.",
+        f"Samples per task: train {sizes['train']}, validation "
+        f"{sizes['validation']}, test {sizes['test']} (seed {random_state}).",
+    ]
+    return Bunch(
+        **sequences,
+        classes=np.asarray(classes, dtype=np.int64),
+        target_names=np.asarray(target_names),
+        task_classes=task_classes,
+        name=name,
+        DESCR="\n".join(lines),
+    )
+
+
+def _pretraining_bunch(name, parts, target_names, summary, random_state, **extra):
+    train, validation, test = parts
+    lines = [
+        f"{name}: one task of {len(target_names)} classes. {summary}",
+        f"Samples: train {len(train[1])}, validation {len(validation[1])}, "
+        f"test {len(test[1])} (seed {random_state}).",
+    ]
+    return Bunch(
+        train=train,
+        validation=validation,
+        test=test,
+        classes=np.arange(len(target_names), dtype=np.int64),
+        target_names=np.asarray(target_names),
+        name=name,
+        DESCR="\n".join(lines),
+        **extra,
+    )
+
+
+_OFFICIAL = (
+    "Validation: a stratified 20 % of the official training split; test: "
+    "the official test split."
+)
+_ISIC_SPLIT = (
+    "Images resized to 32x32 (Lanczos). Stratified 20 % test split, then 20 % "
+    "of the rest for validation."
+)
+
+# ---------------------------------------------------------------------------
+# Shared documentation.
+
+_PARAMETERS = """
+    Parameters
+    ----------
+    root : str or path-like, default=None
+        The data folder (see :func:`get_data_home`): ``root``, else the
+        environment variable ``SKCL_DATA_DIR``, else ``~/skcl_data``.
+        Files are expected in torchvision's layout below it: {layout}.
+    download : bool, default=False
+        When the files are missing, download them with torchvision (needs
+        ``pip install "skcl[download]"``) into that layout. Without it a
+        missing file raises :class:`FileNotFoundError` naming the files
+        expected and where.
+    random_state : int, default=1337
+        Seed of the stratified validation split (the paper's seed).
+"""
+_ISIC_PARAMETERS = """
+    Parameters
+    ----------
+    root : str or path-like, default=None
+        The data folder (see :func:`get_data_home`); the collection is read
+        from ``<root>/{folder}/``: the images ``<isic_id>.jpg`` and the
+        ``metadata.csv`` that the ISIC archive's download tool writes next
+        to them (columns ``isic_id`` and ``diagnosis``; rows of other
+        diagnoses are ignored).
+    download : bool, default=False
+        Must stay False: ISIC data needs a manual download (the error for
+        True or for missing files says where to put it).
+    random_state : int, default=1337
+        Seed of both stratified splits (the paper's seed).
+    cache : bool, default=False
+        Decoding and resizing thousands of JPEGs takes a while (about 5 ms
+        per 600×450 image on a 2-core machine: about a minute for
+        HAM10000, longer for BCN20000's larger images). With True, the resized images are kept in
+        ``<root>/{folder}/skcl_images_32x32.npz`` (no pickle) and read from
+        there next time; delete that file after changing the images.
+"""
+_SEQUENCE_RETURNS = """
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``train``, ``validation``, ``test``: lists of {n_tasks} ``(X, y)``
+        tasks, ``X`` uint8 of shape {shape}, ``y`` int64. ``classes`` (to
+        pass as ``partial_fit(..., classes=...)``), ``target_names``,
+        ``task_classes`` (the original class names of each task), ``name``
+        and ``DESCR``.
+"""
+_PRETRAINING_RETURNS = """
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``train``, ``validation``, ``test``: one ``(X, y)`` pair each,
+        ``X`` uint8 of shape {shape}, ``y`` int64 in 0..{last}.
+        ``classes``, ``target_names``, ``name`` and ``DESCR``.
+"""
+
+
+def _doc(*sections, **fields):
+    def decorate(function):
+        function.__doc__ = function.__doc__.replace(
+            "{sections}", "".join(s.format(**fields) for s in sections)
+        )
+        return function
+
+    return decorate
+
+
+_MNIST_LAYOUT = (
+    "``MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte`` (or ``.gz``)"
+)
+_FASHION_LAYOUT = (
+    "``FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte`` "
+    "(or ``.gz``)"
+)
+_CIFAR10_LAYOUT = (
+    "``cifar-10-batches-py/{data_batch_1..5, test_batch, batches.meta}``"
+)
+_GRAY = "(n_task_samples, 28, 28)"
+_COLOUR = "(n_task_samples, 32, 32, 3)"
+
+# ---------------------------------------------------------------------------
+# Pre-training tasks.
+
+
+@_doc(_PARAMETERS, _PRETRAINING_RETURNS, layout=_MNIST_LAYOUT, shape="(n, 28, 28)", last=9)
+def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
+    """MNIST as one 10-class task (offline stand-in for pre-training).
+
+    Handwritten digits, 60,000 training and 10,000 test images of 28×28.
+    Used to pre-train a feature extractor for Split Fashion-MNIST, standing
+    in for the paper's pairing of a similar pre-training task.
+    {sections}
+    Examples
+    --------
+    >>> data = load_mnist()  # doctest: +SKIP
+    >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
+    ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
+    """
+    parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
+    return _pretraining_bunch("MNIST", parts, names, _OFFICIAL, random_state)
+
+
+@_doc(_PARAMETERS, _PRETRAINING_RETURNS, layout=_FASHION_LAYOUT, shape="(n, 28, 28)", last=9)
+def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
+    """Fashion-MNIST as one 10-class task (offline stand-in for pre-training).
+
+    Grayscale 28×28 images of clothing, 60,000 training and 10,000 test.
+    Used here to pre-train a feature extractor for Split MNIST when EMNIST
+    Letters (the paper's choice) is not available.
+    {sections}"""
+    parts, names = _official_splits(
+        _read_idx_dataset, "Fashion-MNIST", root, download, random_state
+    )
+    return _pretraining_bunch("Fashion-MNIST", parts, names, _OFFICIAL, random_state)
+
+
+@_doc(
+    _PARAMETERS, _PRETRAINING_RETURNS, shape="(n, 28, 28)", last=25,
+    layout="``EMNIST/raw/emnist-letters-{train,test}-{images-idx3,labels-idx1}-ubyte`` (or ``.gz``)",
+)
+def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
+    """EMNIST Letters: the paper's pre-training task for Split MNIST.
+
+    26 classes of handwritten letters (upper and lower case merged),
+    124,800 training and 20,800 test images of 28×28. The files number the
+    letters 1..26; here ``y`` is 0..25 (``target_names`` ``'a'``..``'z'``),
+    as in the paper's code. The files store each image transposed; here the
+    images are transposed back so letters stand upright like MNIST digits
+    (the paper's code used them as stored).
+    {sections}"""
+    parts, names = _official_splits(
+        _read_idx_dataset, "EMNIST Letters", root, download, random_state
+    )
+    return _pretraining_bunch("EMNIST Letters", parts, names, _OFFICIAL, random_state)
+
+
+@_doc(
+    _PARAMETERS, _PRETRAINING_RETURNS, shape="(n, 32, 32, 3)", last=99,
+    layout="``cifar-100-python/{train, test, meta}``",
+)
+def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
+    """CIFAR-100: the paper's pre-training task for Split CIFAR-10 / CIFAR-8.
+
+    100 fine classes of natural objects, 50,000 training and 10,000 test
+    colour images of 32×32, none of whose classes is in CIFAR-10. The
+    files are CIFAR's pickled batches, read by a restricted unpickler
+    (see the module ``skcl.datasets._cifar``): load only official files.
+    {sections}"""
+    parts, names = _official_splits(_read_cifar_dataset, "CIFAR-100", root, download, random_state)
+    return _pretraining_bunch("CIFAR-100", parts, names, _OFFICIAL, random_state)
+
+
+@_doc(_ISIC_PARAMETERS, folder="BCN20000")
+def load_bcn12(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
+    """BCN-12: the paper's pre-training task for Split HAM-8 / HAM-6.
+
+    Dermatoscopic images of the BCN20000 collection (Hospital Clínic de
+    Barcelona) in 12 diagnoses: actinic keratosis, basal cell carcinoma,
+    dermatofibroma, melanoma, melanoma metastasis, nevus, other, scar,
+    seborrheic keratosis, solar lentigo, squamous cell carcinoma and
+    vascular lesion (labels 0..11 in that order, the paper code's). Strongly
+    imbalanced, hence the class weights of the paper's weighted cross
+    entropy (appendix D).
+    {sections}
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``train``, ``validation``, ``test``: one ``(X, y)`` pair each, ``X``
+        uint8 of shape (n, 32, 32, 3), ``y`` int64 in 0..11; ``classes``,
+        ``target_names``, ``name``, ``DESCR`` and ``class_weight``: a dict
+        ``{class: m / n_class}`` from the training split, with ``n_class``
+        the class's number of training samples and ``m`` the smallest of
+        them (pass it as sample weights when pre-training).
+    """
+    classes = np.array(_BCN12_CLASSES)
+    parts = _isic_splits(
+        "BCN20000", classes, np.arange(len(classes)), root, download, random_state, cache
+    )
+    counts = np.bincount(parts[0][1], minlength=len(classes))
+    class_weight = {int(c): float(counts.min() / n) for c, n in enumerate(counts)}
+    return _pretraining_bunch(
+        "BCN-12", parts, classes, _ISIC_SPLIT, random_state, class_weight=class_weight
+    )
+
+
+# ---------------------------------------------------------------------------
+# Task sequences.
+
+
+@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_MNIST_LAYOUT, n_tasks=5, shape=_GRAY)
+def load_ci_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
+    """CI Split MNIST: 5 tasks of 2 digits, (0, 1), (2, 3), ..., (8, 9).
+
+    Class-incremental: after the last task, all 10 digits must be told
+    apart (labels 0..9).
+    {sections}
+    Examples
+    --------
+    >>> data = load_ci_split_mnist()  # doctest: +SKIP
+    >>> [sorted(set(y)) for _, y in data.train]  # doctest: +SKIP
+    [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    """
+    parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
+    return _sequence_bunch(
+        "CI Split MNIST", parts, _PAIRS, target_names=names, group_names=names,
+        classes=range(10), summary=_OFFICIAL, random_state=random_state,
+    )
+
+
+@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_MNIST_LAYOUT, n_tasks=5, shape=_GRAY)
+def load_di_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
+    """DI Split MNIST: even (0) vs odd (1) digits, 5 tasks of 2 digits.
+
+    Domain-incremental: the tasks hold the digits (0, 1), (2, 3), ...,
+    (8, 9) of CI Split MNIST, each labelled by parity (``y = digit % 2``),
+    so every task asks the same binary question.
+    {sections}"""
+    parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
+    return _sequence_bunch(
+        "DI Split MNIST", parts, _PAIRS, target_names=["even", "odd"],
+        group_names=names, classes=[0, 1], mapping={d: d % 2 for d in range(10)},
+        summary=_OFFICIAL, random_state=random_state,
+    )
+
+
+@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_FASHION_LAYOUT, n_tasks=5, shape=_GRAY)
+def load_ci_split_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
+    """CI Split Fashion-MNIST: 5 tasks of 2 classes, (0, 1), ..., (8, 9).
+
+    The tasks are (T-shirt/top, Trouser), (Pullover, Dress), (Coat,
+    Sandal), (Shirt, Sneaker), (Bag, Ankle boot); labels 0..9 as in
+    Fashion-MNIST. Not in the paper: it mirrors CI Split MNIST so that an
+    extractor pre-trained on MNIST can be tried the other way round.
+    {sections}"""
+    parts, names = _official_splits(
+        _read_idx_dataset, "Fashion-MNIST", root, download, random_state
+    )
+    return _sequence_bunch(
+        "CI Split Fashion-MNIST", parts, _PAIRS, target_names=names,
+        group_names=names, classes=range(10), summary=_OFFICIAL,
+        random_state=random_state,
+    )
+
+
+@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_FASHION_LAYOUT, n_tasks=5, shape=_GRAY)
+def load_di_split_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
+    """DI Split Fashion-MNIST: first (0) vs second (1) class of each pair.
+
+    Not in the paper; built exactly like DI Split MNIST so the two can be
+    compared: the tasks hold the classes (0, 1), (2, 3), ..., (8, 9) of
+    CI Split Fashion-MNIST and each sample is labelled by its class's
+    position in the pair, ``y = class % 2``. Label 0 means T-shirt/top,
+    Pullover, Coat, Shirt or Bag; label 1 means Trouser, Dress, Sandal,
+    Sneaker or Ankle boot. Unlike parity of digits this binary question
+    has no meaning of its own: it is what the task sequence's shape
+    dictates.
+    {sections}"""
+    parts, names = _official_splits(
+        _read_idx_dataset, "Fashion-MNIST", root, download, random_state
+    )
+    return _sequence_bunch(
+        "DI Split Fashion-MNIST", parts, _PAIRS,
+        target_names=["first of pair", "second of pair"], group_names=names,
+        classes=[0, 1], mapping={c: c % 2 for c in range(10)},
+        summary=_OFFICIAL, random_state=random_state,
+    )
+
+
+@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_CIFAR10_LAYOUT, n_tasks=5, shape=_COLOUR)
+def load_ci_split_cifar10(root=None, *, download=False, random_state=PAPER_SEED):
+    """CI Split CIFAR-10: 5 tasks of 2 classes, (0, 1), ..., (8, 9).
+
+    The tasks are (airplane, automobile), (bird, cat), (deer, dog),
+    (frog, horse), (ship, truck); labels 0..9 as in CIFAR-10. The files are
+    CIFAR's pickled batches, read by a restricted unpickler (see the module
+    ``skcl.datasets._cifar``): load only official files.
+    {sections}"""
+    parts, names = _official_splits(_read_cifar_dataset, "CIFAR-10", root, download, random_state)
+    return _sequence_bunch(
+        "CI Split CIFAR-10", parts, _PAIRS, target_names=names, group_names=names,
+        classes=range(10), summary=_OFFICIAL, random_state=random_state,
+    )
+
+
+# Each vehicle with an animal, both in label order (the paper code's pairs).
+_CIFAR8_PAIRS = [[0, 3], [1, 4], [8, 5], [9, 7]]
+
+
+@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_CIFAR10_LAYOUT, n_tasks=4, shape=_COLOUR)
+def load_di_split_cifar8(root=None, *, download=False, random_state=PAPER_SEED):
+    """DI Split CIFAR-8: vehicle (0) vs animal (1), 4 tasks.
+
+    CIFAR-10 without bird and frog leaves 4 vehicles and 4 animals; each
+    task pairs a vehicle with an animal, both taken in label order:
+    (airplane, cat), (automobile, deer), (ship, dog), (truck, horse), as in
+    the paper's code, which also labels vehicles 0 and animals 1. The
+    validation split is drawn from all of CIFAR-10's training split before
+    bird and frog are dropped.
+    {sections}"""
+    parts, names = _official_splits(_read_cifar_dataset, "CIFAR-10", root, download, random_state)
+    mapping = {vehicle: 0 for vehicle, _ in _CIFAR8_PAIRS}
+    mapping.update({animal: 1 for _, animal in _CIFAR8_PAIRS})
+    return _sequence_bunch(
+        "DI Split CIFAR-8", parts, _CIFAR8_PAIRS, target_names=["vehicle", "animal"],
+        group_names=names, classes=[0, 1], mapping=mapping, summary=_OFFICIAL,
+        random_state=random_state,
+    )
+
+
+@_doc(_ISIC_PARAMETERS, _SEQUENCE_RETURNS, folder="HAM10000", n_tasks=4, shape=_COLOUR)
+def load_ci_split_ham8(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
+    """CI Split HAM-8: 4 tasks of 2 skin conditions from HAM10000.
+
+    The ISIC archive's HAM10000 collection has 8 diagnoses, labelled 0..7
+    in the paper code's order: actinic keratosis, basal cell carcinoma,
+    dermatofibroma, melanoma, nevus, pigmented benign keratosis, squamous
+    cell carcinoma, vascular lesion; the tasks are (0, 1), (2, 3), (4, 5),
+    (6, 7).
+    {sections}"""
+    classes = np.array(_HAM8_CLASSES)
+    parts = _isic_splits(
+        "HAM10000", classes, np.arange(8), root, download, random_state, cache
+    )
+    return _sequence_bunch(
+        "CI Split HAM-8", parts, [[0, 1], [2, 3], [4, 5], [6, 7]],
+        target_names=classes, group_names=classes, classes=range(8),
+        summary=_ISIC_SPLIT, random_state=random_state,
+    )
+
+
+# Indices into the HAM-8 classes: (benign, malignant) per task.
+_HAM6_PAIRS = [[5, 6], [2, 1], [4, 3]]
+
+
+@_doc(_ISIC_PARAMETERS, _SEQUENCE_RETURNS, folder="HAM10000", n_tasks=3, shape=_COLOUR)
+def load_di_split_ham6(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
+    """DI Split HAM-6: benign (0) vs malignant (1), 3 tasks from HAM10000.
+
+    HAM-8 without vascular lesion (benign) and actinic keratosis
+    (indeterminate) leaves 3 benign and 3 malignant conditions; as in the
+    paper's code the tasks are (pigmented benign keratosis, squamous cell
+    carcinoma), (dermatofibroma, basal cell carcinoma), (nevus, melanoma),
+    benign labelled 0 and malignant 1. The splits are those of
+    :func:`load_ci_split_ham8` (drawn over all 8 classes), restricted to
+    these 6.
+    {sections}"""
+    classes = np.array(_HAM8_CLASSES)
+    used = np.concatenate(_HAM6_PAIRS)
+    parts = _isic_splits("HAM10000", classes, used, root, download, random_state, cache)
+    mapping = {benign: 0 for benign, _ in _HAM6_PAIRS}
+    mapping.update({malignant: 1 for _, malignant in _HAM6_PAIRS})
+    return _sequence_bunch(
+        "DI Split HAM-6", parts, _HAM6_PAIRS, target_names=["benign", "malignant"],
+        group_names=classes, classes=[0, 1], mapping=mapping, summary=_ISIC_SPLIT,
+        random_state=random_state,
+    )
