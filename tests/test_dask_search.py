@@ -26,7 +26,10 @@ def test_dask_cluster_gives_the_serial_results():
         with joblib.parallel_config(backend="dask"):
             on_dask = SequenceGridSearch(estimator, grid).fit(data.train, data.validation)
         workers = client.run(lambda: __import__("os").getpid())
-    assert len(set(workers.values())) == 2
+        # Workers import skcl only to unpickle and train candidates.
+        trained = client.run(lambda: "skcl._training" in __import__("sys").modules)
+    assert len(set(workers.values())) == 2 and __import__("os").getpid() not in workers.values()
+    assert any(trained.values())
     np.testing.assert_array_equal(on_dask.cv_results_["validation_score"],
                                   serial.cv_results_["validation_score"])
     np.testing.assert_array_equal(on_dask.accuracy_matrices_, serial.accuracy_matrices_)
