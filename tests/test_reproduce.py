@@ -124,3 +124,16 @@ def test_figure2_is_a_nontrivial_png_of_the_right_size(tmp_path):
         assert strong.sum() > 500
     with pytest.raises(ValueError, match="2 features"):
         plotting.plot_class_probabilities(joint, np.ones((3, 3)), [0, 1, 2])
+
+
+@pytest.mark.slow
+def test_cli_writes_figure2_for_2d_iris(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    assert main(["reproduce", "ci-split-2d-iris", "--model", "sr", "--methods", "joint", "ft",
+                 "--quiet", "--output", str(tmp_path)]) == 0
+    assert "figure2_ci-split-2d-iris.png" in capsys.readouterr().out
+    image = Image.open(tmp_path / "figure2_ci-split-2d-iris.png")
+    assert image.size == (440, 250)  # 2 panels of 2.2 in, 1 row (+0.3 in), 100 dpi
+    assert len(np.unique(np.asarray(image.convert("RGB")).reshape(-1, 3), axis=0)) > 1000
