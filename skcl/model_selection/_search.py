@@ -1,0 +1,390 @@
+"""Grid search over hyperparameters, scored on a validation task sequence.
+
+The paper's protocol (section IV, appendix D): every candidate learns the
+whole *training* task sequence, is scored by its final average accuracy on
+the *validation* task sequence, and the best one is evaluated on the test
+sequence. Candidates are independent, so they run in parallel through
+joblib; any joblib backend works, including Dask's for a cluster.
+"""
+
+import numbers
+import time
+import traceback
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from ._scoring import get_sequence_scorer
+from ._sequence import _learn, check_sequences, check_sequential_estimator, final_estimator
+
+__all__ = ["SequenceGridSearch"]
+
+
+def _best_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            getattr(self.best_estimator_, attr)
+        else:
+            getattr(self.estimator, attr)
+        return True
+
+    return check
+
+
+class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
+    """Exhaustive search over a parameter grid, scored on a task sequence.
+
+    Like :class:`~sklearn.model_selection.GridSearchCV`, with cross-
+    validation folds replaced by the continual-learning protocol: each
+    candidate is a clone of ``estimator`` with the candidate's parameters,
+    it learns the training task sequence with one ``partial_fit`` per task,
+    and it is scored on the validation task sequence (by default by its
+    final average accuracy, the paper's criterion).
+
+    Parameters
+    ----------
+    estimator : skcl classifier, or a pipeline ending in one
+        Must have ``partial_fit``; sklearn's ``Pipeline`` has none, a
+        pipeline that learns task by task does. Its ``random_state`` is
+        shared by every candidate, so an int gives reproducible results.
+    param_grid : dict or list of dicts
+        Parameter names (``alpha``, or ``aqcclassifier__alpha`` for a
+        pipeline step) mapped to non-empty lists of values, as in
+        ``GridSearchCV``. ``{}`` is the single candidate ``estimator``
+        itself (useful for methods without hyperparameters).
+    scoring : str or callable, default="final_average_accuracy"
+        How a candidate's validation accuracy matrix ``R`` becomes its
+        score, greater is better: "final_average_accuracy" (mean of the
+        last column of ``R``), "neg_average_forgetting",
+        "backward_transfer", or a callable ``scoring(R) -> float``.
+    refit : bool, default=True
+        Keep the best candidate as ``best_estimator_``. It is the model
+        that was scored: the best candidate *trained on the training
+        sequence*, which is what the protocol asks for, so no second
+        training is needed. (GridSearchCV retrains on all the data because
+        its folds hold out data; here nothing is held out of training.)
+        False keeps no model, which saves shipping fitted models back from
+        parallel workers.
+    n_jobs : int, default=None
+        Candidates run in parallel. None means 1 unless in a
+        ``joblib.parallel_backend`` / ``parallel_config`` context; -1
+        means all processors. Results do not depend on it.
+    verbose : int, default=0
+        1 prints one line per candidate as it finishes; higher values also
+        let each candidate's estimator print per task (when it has
+        ``verbose``).
+    error_score : "raise" or float, default=np.nan
+        Score of a candidate whose training raises (e.g. diverges at a
+        large λ): "raise" re-raises; a number records it and warns with
+        :class:`~sklearn.exceptions.FitFailedWarning`.
+    pre_dispatch : int or str, default="2*n_jobs"
+        How many candidates joblib dispatches ahead.
+
+    Attributes
+    ----------
+    cv_results_ : dict of ndarrays
+        One entry per candidate, usable as ``pandas.DataFrame(cv_results_)``:
+        ``params`` (list of dicts), ``param_<name>`` (masked arrays as in
+        GridSearchCV), ``validation_score``, ``rank_validation_score``
+        (1 is best, ties share the smallest rank), ``fit_time`` (seconds
+        learning the training sequence), ``score_time`` (seconds
+        evaluating) and ``task<i>_validation_accuracy`` (accuracy on
+        validation task i after the last training task).
+    accuracy_matrices_ : ndarray of shape (n_candidates, n_tasks, n_tasks)
+        The validation accuracy matrices ``R``; columns before the last
+        are NaN unless the scoring looks at them.
+    best_index_ : int
+        Index of the best candidate; the first one among ties.
+    best_params_ : dict
+    best_score_ : float
+    best_estimator_ : estimator
+        The best candidate, trained on the training sequence. Only with
+        ``refit=True``.
+    scorer_ : SequenceScorer
+    n_tasks_ : int
+    classes_ : ndarray of shape (n_classes,)
+        Only with ``refit=True``.
+
+    Examples
+    --------
+    >>> from skcl import AQCClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> from skcl.metrics import final_average_accuracy
+    >>> from skcl.model_selection import SequenceGridSearch
+    >>> data = load_ci_split_iris()
+    >>> search = SequenceGridSearch(
+    ...     AQCClassifier(learning_rate=0.1, random_state=0),
+    ...     {"alpha": [1, 10, 100, 1000, 10000]},
+    ... ).fit(data.train, data.validation, classes=data.classes)
+    >>> sorted(search.best_params_)
+    ['alpha']
+    >>> final_average_accuracy(search, data.test) > 0.5
+    True
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        scoring="final_average_accuracy",
+        refit=True,
+        n_jobs=None,
+        verbose=0,
+        error_score=np.nan,
+        pre_dispatch="2*n_jobs",
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.error_score = error_score
+        self.pre_dispatch = pre_dispatch
+
+    def fit(self, train_tasks, validation_tasks, classes=None):
+        """Run every candidate through the training sequence and score it.
+
+        Everything is checked before any training starts: the estimator,
+        the grid (names and values), the scoring and the sequences.
+
+        Parameters
+        ----------
+        train_tasks : list of (X, y)
+            The training task sequence.
+        validation_tasks : list of (X, y)
+            The validation task sequence, task i matching training task i.
+        classes : array-like of shape (n_classes,), default=None
+            Every class of the sequence, passed to every ``partial_fit``.
+            None takes the labels of all the training tasks.
+
+        Returns
+        -------
+        self
+        """
+        check_sequential_estimator(self.estimator)
+        candidates = _check_param_grid(self.estimator, self.param_grid)
+        scorer = get_sequence_scorer(self.scoring)
+        if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
+            raise ValueError(
+                f"error_score must be 'raise' or a number, got {self.error_score!r}."
+            )
+        if not isinstance(self.refit, (bool, np.bool_)):
+            raise ValueError(f"refit must be True or False, got {self.refit!r}.")
+        train_tasks, validation_tasks, classes = check_sequences(
+            train_tasks, validation_tasks, classes, eval_name="validation_tasks"
+        )
+        n_candidates, n_tasks = len(candidates), len(train_tasks)
+
+        parallel = Parallel(
+            n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator"
+        )
+        results = parallel(
+            delayed(_evaluate_candidate)(
+                self.estimator,
+                params,
+                train_tasks,
+                validation_tasks,
+                classes,
+                scorer,
+                self.error_score,
+                bool(self.refit),
+                max(int(self.verbose) - 1, 0),
+            )
+            for params in candidates
+        )
+        # Results arrive in candidate order; only the best model so far is
+        # kept, so memory holds at most a few fitted models at a time.
+        scores = np.empty(n_candidates)
+        fit_times = np.empty(n_candidates)
+        score_times = np.empty(n_candidates)
+        matrices = np.empty((n_candidates, n_tasks, n_tasks))
+        failed = np.zeros(n_candidates, dtype=bool)
+        failures = []
+        best_model, best_score = None, -np.inf
+        for i, result in enumerate(results):
+            scores[i], matrices[i] = result["score"], result["R"]
+            fit_times[i], score_times[i] = result["fit_time"], result["score_time"]
+            if result["error"] is not None:
+                failed[i] = True
+                failures.append((candidates[i], result["error"]))
+            elif scores[i] > best_score:
+                best_model, best_score = result["estimator"], scores[i]
+            if self.verbose > 0:
+                print(
+                    f"[SequenceGridSearch] candidate {i + 1}/{n_candidates} "
+                    f"{candidates[i]}: {scorer.name} {scores[i]:.4f} "
+                    f"({fit_times[i]:.2f} s)",
+                    flush=True,
+                )
+        _warn_failures(failures, n_candidates)
+        valid = ~failed & ~np.isnan(scores)
+        if not valid.any():
+            raise ValueError(
+                f"All {n_candidates} candidates failed or scored NaN; the first "
+                f"error was:\n{failures[0][1] if failures else 'a NaN score'}"
+            )
+
+        self.scorer_ = scorer
+        self.n_tasks_ = n_tasks
+        self.accuracy_matrices_ = matrices
+        self.cv_results_ = _results_dict(candidates, scores, fit_times, score_times, matrices)
+        masked = np.where(valid, scores, -np.inf)
+        self.best_index_ = int(np.argmax(masked))  # the first among ties
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(scores[self.best_index_])
+        if self.refit:
+            self.best_estimator_ = best_model
+            self.classes_ = classes
+        return self
+
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """Predict with ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_best_has("score"))
+    def score(self, X, y):
+        """Accuracy of ``best_estimator_`` on one task ``(X, y)``.
+
+        For a whole test sequence use
+        ``skcl.metrics.final_average_accuracy(search, test_tasks)``.
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.score(X, y)
+
+
+def _check_param_grid(estimator, param_grid):
+    """Validate the grid against the estimator; return the candidate list.
+
+    Unknown names, empty value lists and invalid values (checked on a
+    clone with the estimator's own parameter checks) raise here, before
+    anything is trained.
+    """
+    if isinstance(param_grid, Mapping):
+        grids = [param_grid]
+    elif isinstance(param_grid, Sequence) and not isinstance(param_grid, str):
+        grids = list(param_grid)
+        if not all(isinstance(grid, Mapping) for grid in grids):
+            raise TypeError("param_grid must be a dict or a list of dicts.")
+    else:
+        raise TypeError(f"param_grid must be a dict or a list of dicts, got {type(param_grid).__name__}.")
+    if not grids:
+        raise ValueError("param_grid is an empty list: there is no candidate to try.")
+    valid = estimator.get_params(deep=True)
+    for grid in grids:
+        for name, values in grid.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} in param_grid for estimator "
+                    f"{type(estimator).__name__}. Valid parameters are: {sorted(valid)}."
+                )
+            if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+                raise TypeError(
+                    f"param_grid values must be lists or arrays of candidate values; "
+                    f"{name!r} maps to {values!r}."
+                )
+            if len(values) == 0:
+                raise ValueError(f"param_grid lists no value for {name!r}: the grid is empty.")
+    candidates = list(ParameterGrid(grids))
+    for params in candidates:
+        candidate = clone(estimator).set_params(**params)
+        check = getattr(final_estimator(candidate), "_check_params", None)
+        if check is not None:
+            try:
+                check()
+            except ValueError as exc:
+                raise ValueError(f"Invalid candidate {params}: {exc}") from exc
+    return candidates
+
+
+def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
+                        error_score, keep_model, verbose):
+    """Clone, set the parameters, learn the sequence, score it (in a worker)."""
+    candidate = clone(estimator).set_params(**params)
+    last = final_estimator(candidate)
+    if verbose and "verbose" in last.get_params():
+        last.set_params(verbose=verbose)
+    n_tasks = len(train_tasks)
+    start = time.perf_counter()
+    try:
+        R, fit_time, score_time = _learn(
+            candidate, train_tasks, validation_tasks, classes, scorer.needs_history
+        )
+        score = scorer(R)
+        error = None
+    except Exception:
+        if error_score == "raise":
+            raise
+        R = np.full((n_tasks, n_tasks), np.nan)
+        fit_time, score_time = time.perf_counter() - start, 0.0
+        score, error = float(error_score), traceback.format_exc()
+    return {
+        "score": score,
+        "R": R,
+        "fit_time": fit_time,
+        "score_time": score_time,
+        "error": error,
+        "estimator": candidate if keep_model and error is None else None,
+    }
+
+
+def _warn_failures(failures, n_candidates):
+    if failures:
+        params, message = failures[0]
+        warnings.warn(
+            f"{len(failures)} of the {n_candidates} candidates failed and got "
+            f"error_score. The first, {params}, raised:\n{message}",
+            FitFailedWarning,
+            stacklevel=3,
+        )
+
+
+def _results_dict(candidates, scores, fit_times, score_times, matrices):
+    n_candidates = len(candidates)
+    results = {"params": candidates}
+    names = sorted({name for params in candidates for name in params})
+    for name in names:
+        column = np.ma.MaskedArray(np.empty(n_candidates, dtype=object), mask=True)
+        for i, params in enumerate(candidates):
+            if name in params:
+                column[i] = params[name]
+        results[f"param_{name}"] = column
+    results["validation_score"] = scores
+    # Rank like GridSearchCV: ties share the smallest rank, NaN comes last.
+    filled = np.where(np.isnan(scores), -np.inf, scores)
+    order = np.unique(-filled, return_inverse=True)[1]
+    counts = np.bincount(order)
+    results["rank_validation_score"] = (np.concatenate([[0], np.cumsum(counts)[:-1]])[order] + 1).astype(np.int32)
+    results["fit_time"] = fit_times
+    results["score_time"] = score_times
+    for i in range(matrices.shape[1]):
+        results[f"task{i}_validation_accuracy"] = matrices[:, i, -1]
+    return results

@@ -1,0 +1,191 @@
+"""Running an estimator through a task sequence, and checking the inputs.
+
+A *task sequence* is a list of ``(X, y)`` pairs learned one after another
+with ``partial_fit``, as returned by the loaders of :mod:`skcl.datasets`.
+"""
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.multiclass import unique_labels
+from sklearn.utils.validation import _num_samples
+
+from .._base import BaseSequentialClassifier
+from ..metrics import task_accuracies
+
+__all__ = ["learn_task_sequence"]
+
+
+def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *, history=True):
+    """Learn a task sequence with ``partial_fit`` and record the accuracy matrix.
+
+    The estimator is trained in place, one ``partial_fit`` call per task
+    (``classes`` is passed on every call), and evaluated on every task of
+    ``eval_tasks`` after each training task.
+
+    Parameters
+    ----------
+    estimator : skcl classifier, or a pipeline ending in one
+        Anything with ``partial_fit(X, y, classes=...)`` and ``predict``.
+        Usually unfitted; a fitted one continues from where it is.
+    train_tasks : list of (X, y)
+        The training task sequence, e.g. ``load_ci_split_iris().train``.
+    eval_tasks : list of (X, y), default=None
+        The sequence to evaluate on, of the same length (e.g. the
+        validation or test sequence). None evaluates on ``train_tasks``.
+    classes : array-like of shape (n_classes,), default=None
+        Every class of the sequence. None takes the labels of all the
+        training tasks.
+    history : bool, default=True
+        Evaluate after every task. False evaluates only after the last
+        one, which is all the final average accuracy needs; the other
+        columns of ``R`` are then NaN.
+
+    Returns
+    -------
+    R : ndarray of shape (n_tasks, n_tasks)
+        ``R[i, j]`` is the accuracy on evaluation task ``i`` after
+        learning training tasks ``0..j``; feed it to
+        :func:`skcl.metrics.average_accuracy`,
+        :func:`~skcl.metrics.average_forgetting` or
+        :func:`~skcl.metrics.backward_transfer`.
+
+    Examples
+    --------
+    >>> from skcl import JointClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> from skcl.model_selection import learn_task_sequence
+    >>> data = load_ci_split_iris()
+    >>> R = learn_task_sequence(JointClassifier(learning_rate=0.1, random_state=0),
+    ...                         data.train, data.test)
+    >>> R.shape
+    (3, 3)
+    """
+    check_sequential_estimator(estimator)
+    train_tasks, eval_tasks, classes = check_sequences(train_tasks, eval_tasks, classes)
+    return _learn(estimator, train_tasks, eval_tasks, classes, history)[0]
+
+
+def _learn(estimator, train_tasks, eval_tasks, classes, history):
+    """:func:`learn_task_sequence` without the checks; also the timings."""
+    n_tasks = len(train_tasks)
+    R = np.full((n_tasks, n_tasks), np.nan)
+    fit_time = score_time = 0.0
+    for j, (X, y) in enumerate(train_tasks):
+        start = time.perf_counter()
+        estimator.partial_fit(X, y, classes=classes)
+        fit_time += time.perf_counter() - start
+        if history or j == n_tasks - 1:
+            start = time.perf_counter()
+            R[:, j] = task_accuracies(estimator, eval_tasks)
+            score_time += time.perf_counter() - start
+    return R, fit_time, score_time
+
+
+def final_estimator(estimator):
+    """The last step of a pipeline, or the estimator itself."""
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        return final_estimator(steps[-1][1])
+    return estimator
+
+
+def check_sequential_estimator(estimator):
+    """Reject estimators that cannot learn a task sequence, before training.
+
+    Raises
+    ------
+    TypeError
+        When ``estimator`` has no ``partial_fit`` or its final step is not
+        an skcl classifier.
+    """
+    name = type(estimator).__name__
+    if isinstance(estimator, type):
+        raise TypeError(f"estimator must be an estimator instance, not the class {estimator.__name__}.")
+    if not callable(getattr(estimator, "partial_fit", None)):
+        hint = (
+            " scikit-learn's Pipeline has none; use a pipeline class that learns "
+            "task by task (e.g. skcl.pipeline.Pipeline)."
+            if getattr(estimator, "steps", None)
+            else ""
+        )
+        raise TypeError(
+            f"estimator {name} has no partial_fit: a task sequence is learned one "
+            f"partial_fit call per task.{hint}"
+        )
+    last = final_estimator(estimator)
+    if not _is_skcl_classifier(last):
+        raise TypeError(
+            f"The final estimator must be an skcl continual-learning classifier "
+            f"(e.g. skcl.AQCClassifier), got {type(last).__name__} from module "
+            f"{type(last).__module__}."
+        )
+    return last
+
+
+def _is_skcl_classifier(estimator):
+    if isinstance(estimator, BaseSequentialClassifier):
+        return True
+    # Estimators of skcl that do not derive from the MAP base class (e.g.
+    # the variational ones) qualify by their package.
+    module = type(estimator).__module__ or ""
+    return module.split(".")[0] == "skcl" and is_classifier(estimator)
+
+
+def check_task_sequence(tasks, name):
+    """A non-empty list of (X, y) pairs with matching, non-zero lengths."""
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Sequence):
+        raise TypeError(
+            f"{name} must be a list of (X, y) tasks, got {type(tasks).__name__}."
+        )
+    if len(tasks) == 0:
+        raise ValueError(f"{name} is empty: a task sequence needs at least one (X, y) task.")
+    checked = []
+    for i, task in enumerate(tasks):
+        if not (isinstance(task, Sequence) and len(task) == 2):
+            raise TypeError(f"{name}[{i}] must be an (X, y) pair, got {type(task).__name__}.")
+        X, y = task
+        n_X, n_y = _num_samples(X), _num_samples(y)
+        if n_X != n_y:
+            raise ValueError(f"{name}[{i}] has {n_X} samples in X but {n_y} labels in y.")
+        if n_X == 0:
+            raise ValueError(f"{name}[{i}] has no samples.")
+        checked.append((X, y))
+    return checked
+
+
+def check_sequences(train_tasks, eval_tasks, classes, eval_name="eval_tasks"):
+    """Check a training and an evaluation sequence; settle ``classes``.
+
+    Returns
+    -------
+    train_tasks, eval_tasks : lists of (X, y)
+    classes : ndarray of shape (n_classes,)
+        Given, or the labels of all the training tasks.
+    """
+    train_tasks = check_task_sequence(train_tasks, "train_tasks")
+    if eval_tasks is None:
+        eval_tasks = train_tasks
+    else:
+        eval_tasks = check_task_sequence(eval_tasks, eval_name)
+    if len(eval_tasks) != len(train_tasks):
+        raise ValueError(
+            f"{eval_name} has {len(eval_tasks)} tasks but train_tasks has "
+            f"{len(train_tasks)}: task i of both must be the same task."
+        )
+    if classes is None:
+        classes = unique_labels(*[np.asarray(y) for _, y in train_tasks])
+    else:
+        classes = np.asarray(classes)
+        if classes.ndim != 1 or classes.size == 0:
+            raise ValueError(f"classes must be a non-empty 1-D array, got shape {classes.shape}.")
+    labels = unique_labels(*[np.asarray(y) for _, y in train_tasks + eval_tasks])
+    unknown = np.setdiff1d(labels, classes)
+    if unknown.size:
+        raise ValueError(
+            f"The tasks contain labels not in classes: {unknown.tolist()}; "
+            f"classes are {classes.tolist()}."
+        )
+    return train_tasks, eval_tasks, classes

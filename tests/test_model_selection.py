@@ -1,0 +1,252 @@
+"""SequenceGridSearch and learn_task_sequence on the real CI Split Iris."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, JointClassifier
+from skcl.datasets import load_ci_split_iris
+from skcl.metrics import (
+    average_forgetting,
+    final_average_accuracy,
+)
+from skcl.model_selection import SequenceGridSearch, learn_task_sequence
+
+IRIS = dict(learning_rate=0.1, batch_size=16, n_epochs=100, random_state=0)
+LAMBDAS = [1, 10, 100, 1000, 10000]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_ci_split_iris()
+
+
+def _by_hand(estimator, data):
+    """The protocol written out: partial_fit per task, evaluate after each."""
+    R = np.empty((3, 3))
+    for j, (X, y) in enumerate(data.train):
+        estimator.partial_fit(X, y, classes=data.classes)
+        R[:, j] = [np.mean(estimator.predict(Xv) == yv) for Xv, yv in data.validation]
+    return R
+
+
+calls = []
+
+
+class RecordingClassifier(FineTuningClassifier):
+    """Fine-tuning that records every partial_fit call (to prove none ran)."""
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        calls.append(len(y))
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+
+
+class PartialFitPipeline(Pipeline):
+    """The smallest pipeline that learns task by task: stateless transforms."""
+
+    def partial_fit(self, X, y, classes=None):
+        for _, step in self.steps[:-1]:
+            X = step.transform(X)
+        self.steps[-1][1].partial_fit(X, y, classes=classes)
+        return self
+
+
+def test_learn_task_sequence_is_the_accuracy_matrix(data):
+    R = learn_task_sequence(FineTuningClassifier(**IRIS), data.train, data.validation,
+                            classes=data.classes)
+    expected = _by_hand(FineTuningClassifier(**IRIS), data)
+    np.testing.assert_array_equal(R, expected)
+    # Fine-tuning knows only the class just learned: R is the identity.
+    np.testing.assert_array_equal(R, np.eye(3))
+    final_only = learn_task_sequence(FineTuningClassifier(**IRIS), data.train, data.validation,
+                                     history=False)
+    assert np.isnan(final_only[:, :2]).all()
+    np.testing.assert_array_equal(final_only[:, 2], expected[:, 2])
+
+
+@pytest.mark.slow
+def test_search_picks_the_argmax_of_candidates_run_by_hand(data):
+    estimator = AQCClassifier(**IRIS)
+    search = SequenceGridSearch(estimator, {"alpha": LAMBDAS}).fit(
+        data.train, data.validation, classes=data.classes
+    )
+    matrices = [_by_hand(clone(estimator).set_params(alpha=a), data) for a in LAMBDAS]
+    by_hand = np.array([R[:, -1].mean() for R in matrices])
+    np.testing.assert_array_equal(search.cv_results_["validation_score"], by_hand)
+    assert search.best_index_ == int(np.argmax(by_hand))  # first among ties
+    assert search.best_params_ == {"alpha": LAMBDAS[search.best_index_]}
+    assert search.best_score_ == by_hand.max()
+    assert list(search.cv_results_["param_alpha"]) == LAMBDAS
+    ranks = search.cv_results_["rank_validation_score"]
+    assert ranks[search.best_index_] == 1 and ranks.min() == 1
+    np.testing.assert_array_equal(
+        search.cv_results_["task2_validation_accuracy"], [R[2, -1] for R in matrices]
+    )
+    # best_estimator_ is the best candidate trained on the training sequence:
+    # the same model as training it again by hand.
+    best = clone(estimator).set_params(**search.best_params_)
+    for X, y in data.train:
+        best.partial_fit(X, y, classes=data.classes)
+    np.testing.assert_array_equal(search.best_estimator_.theta_, best.theta_)
+    np.testing.assert_array_equal(search.predict(data.test[0][0]), best.predict(data.test[0][0]))
+    assert search.score(*data.test[1]) == best.score(*data.test[1])
+
+    # Another metric: forgetting, negated so that greater is better.
+    forgetting = SequenceGridSearch(estimator, {"alpha": LAMBDAS},
+                                    scoring="neg_average_forgetting").fit(
+        data.train, data.validation, classes=data.classes
+    )
+    np.testing.assert_allclose(forgetting.cv_results_["validation_score"],
+                               [-average_forgetting(R) for R in matrices])
+    np.testing.assert_array_equal(forgetting.accuracy_matrices_, np.array(matrices))
+    custom = SequenceGridSearch(estimator, {"alpha": [1, 10]}, scoring=lambda R: R[0, -1],
+                                refit=False).fit(data.train, data.validation)
+    np.testing.assert_array_equal(custom.cv_results_["validation_score"],
+                                  [matrices[0][0, -1], matrices[1][0, -1]])
+    assert not hasattr(custom, "best_estimator_")
+
+
+@pytest.mark.slow
+def test_paper_protocol_on_ci_split_iris_softmax_regression(data):
+    """Acceptance: AQC tuned on validation ≥ 0.60 test FAA; FT = 1/3; joint ≥ 0.9."""
+    aqc = SequenceGridSearch(AQCClassifier(**IRIS), {"alpha": LAMBDAS}).fit(
+        data.train, data.validation, classes=data.classes
+    )
+    assert final_average_accuracy(aqc, data.test) >= 0.60
+    results = {}
+    for cls in (FineTuningClassifier, JointClassifier):
+        search = SequenceGridSearch(cls(**IRIS), {}).fit(data.train, data.validation)
+        assert search.cv_results_["params"] == [{}]
+        results[cls] = final_average_accuracy(search, data.test)
+    assert results[FineTuningClassifier] == pytest.approx(1 / 3)
+    assert results[JointClassifier] >= 0.90
+
+
+@pytest.mark.slow
+def test_pipeline_parameters_reach_the_final_step(data):
+    pipe = PartialFitPipeline([("scale", FunctionTransformer(np.log1p)),
+                               ("aqcclassifier", AQCClassifier(**IRIS))])
+    search = SequenceGridSearch(pipe, {"aqcclassifier__alpha": [1, 100]}).fit(
+        data.train, data.validation
+    )
+    # The same search on features transformed by hand.
+    transformed = {
+        part: [(np.log1p(X), y) for X, y in getattr(data, part)]
+        for part in ("train", "validation")
+    }
+    plain = SequenceGridSearch(AQCClassifier(**IRIS), {"alpha": [1, 100]}).fit(
+        transformed["train"], transformed["validation"]
+    )
+    np.testing.assert_array_equal(search.cv_results_["validation_score"],
+                                  plain.cv_results_["validation_score"])
+    assert search.best_params_ == {"aqcclassifier__alpha": plain.best_params_["alpha"]}
+    np.testing.assert_array_equal(
+        search.predict(data.test[2][0]), plain.predict(np.log1p(data.test[2][0]))
+    )
+
+
+@pytest.mark.slow
+def test_results_do_not_depend_on_n_jobs(data):
+    grid = {"alpha": [1, 100, 10000]}
+    runs = [
+        SequenceGridSearch(EWCClassifier(**IRIS), grid, n_jobs=n_jobs).fit(
+            data.train, data.validation, classes=data.classes
+        )
+        for n_jobs in (1, 2)
+    ]
+    np.testing.assert_array_equal(*(r.cv_results_["validation_score"] for r in runs))
+    np.testing.assert_array_equal(*(r.accuracy_matrices_ for r in runs))
+    np.testing.assert_array_equal(*(r.best_estimator_.theta_ for r in runs))
+
+
+def test_a_diverging_candidate_gets_error_score(data):
+    grid = {"learning_rate": [0.1, 1e30]}
+    with pytest.warns(FitFailedWarning, match="diverged"):
+        search = SequenceGridSearch(FineTuningClassifier(random_state=0), grid).fit(
+            data.train, data.validation
+        )
+    assert np.isnan(search.cv_results_["validation_score"][1])
+    assert search.best_params_ == {"learning_rate": 0.1}
+    assert search.cv_results_["rank_validation_score"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="diverged"):
+        SequenceGridSearch(FineTuningClassifier(random_state=0), {"learning_rate": [1e30]},
+                           error_score="raise").fit(data.train, data.validation)
+
+
+@pytest.mark.parametrize(
+    "estimator, grid, error, match",
+    [
+        (None, {"alpha": [1]}, ValueError, "Invalid parameter 'alpha'"),
+        (None, [{"learning_rate": [0.1]}, {"nope": [1]}], ValueError, "Invalid parameter 'nope'"),
+        (None, [], ValueError, "empty list"),
+        (None, {"learning_rate": []}, ValueError, "no value for 'learning_rate'"),
+        (None, {"learning_rate": 0.1}, TypeError, "lists or arrays"),
+        (None, {"learning_rate": [0.1, -1.0]}, ValueError, "learning_rate must be a positive"),
+        (None, "learning_rate", TypeError, "dict or a list of dicts"),
+        (LogisticRegression(), {"C": [1.0]}, TypeError, "has no partial_fit"),
+        (SGDClassifier(), {"alpha": [1e-4]}, TypeError, "skcl continual-learning classifier"),
+        (make_pipeline(FunctionTransformer(), AQCClassifier()), {"aqcclassifier__alpha": [1]},
+         TypeError, "Pipeline has none"),
+        (FineTuningClassifier, {}, TypeError, "not the class"),
+    ],
+)
+def test_bad_grids_fail_before_training(data, estimator, grid, error, match):
+    calls.clear()
+    estimator = RecordingClassifier(**IRIS) if estimator is None else estimator
+    with pytest.raises(error, match=match):
+        SequenceGridSearch(estimator, grid).fit(data.train, data.validation)
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    "train, validation, kwargs, error, match",
+    [
+        ([], [], {}, ValueError, "train_tasks is empty"),
+        ("train", "validation", {}, TypeError, "list of \\(X, y\\) tasks"),
+        (None, "short", {}, ValueError, "validation_tasks has 2 tasks but train_tasks has 3"),
+        (None, "ragged", {}, ValueError, "samples in X but"),
+        (None, None, {"classes": [0, 1]}, ValueError, "labels not in classes: \\[2\\]"),
+        (None, None, {"scoring": "average_forgetting"}, ValueError, "neg_average_forgetting"),
+        (None, None, {"scoring": 3}, TypeError, "scoring must be"),
+        (None, None, {"refit": "yes"}, ValueError, "refit must be"),
+        (None, None, {"error_score": "ignore"}, ValueError, "error_score must be"),
+    ],
+)
+def test_bad_sequences_and_options_fail_before_training(data, train, validation, kwargs, error,
+                                                        match):
+    calls.clear()
+    train = data.train if train is None else train
+    if validation == "short":
+        validation = data.validation[:2]
+    elif validation == "ragged":
+        validation = [data.validation[0], (data.validation[1][0], data.validation[1][1][:-1]),
+                      data.validation[2]]
+    elif validation is None:
+        validation = data.validation
+    fit_kwargs = {"classes": kwargs.pop("classes")} if "classes" in kwargs else {}
+    search = SequenceGridSearch(RecordingClassifier(**IRIS), {"learning_rate": [0.1]}, **kwargs)
+    with pytest.raises(error, match=match):
+        search.fit(train, validation, **fit_kwargs)
+    assert calls == []
+    assert not hasattr(search, "cv_results_")
+
+
+def test_learn_task_sequence_checks_its_inputs(data):
+    with pytest.raises(TypeError, match="has no partial_fit"):
+        learn_task_sequence(LogisticRegression(), data.train)
+    with pytest.raises(ValueError, match="eval_tasks has 1 tasks"):
+        learn_task_sequence(FineTuningClassifier(), data.train, data.test[:1])
+
+
+def test_prediction_needs_a_refit_search(data):
+    search = SequenceGridSearch(FineTuningClassifier(**IRIS), {}, refit=False)
+    with pytest.raises(AttributeError):
+        search.predict(data.test[0][0])
+    search.fit(data.train, data.validation)
+    assert search.best_score_ == pytest.approx(1 / 3)
+    with pytest.raises(AttributeError):
+        search.predict(data.test[0][0])

@@ -1,0 +1,139 @@
+"""The `skcl reproduce` command, the method registry and Figure 2."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from skcl import FineTuningClassifier, JointClassifier
+from skcl import reproduce as rp
+from skcl.__main__ import main
+from skcl.datasets import load_ci_split_2d_iris
+
+
+def test_registry_holds_table_one_with_the_appendix_d_grids():
+    names = [m.name for m in rp.METHODS]
+    assert names == ["Joint", "Fine-tuning", "G-VCL", "GM-VCL", "G-SFSVI", "EWC", "SI", "AQC",
+                     "NC"]
+    grids = {m.name: m.param_grid for m in rp.METHODS}
+    lambdas = [1, 10, 100, 1000, 10000]
+    assert grids["EWC"] == grids["AQC"] == {"alpha": lambdas}
+    assert grids["SI"] == {"alpha": lambdas, "damping": [0.1, 1.0, 10.0]}
+    assert grids["NC"] == {"alpha": lambdas, "radius": [1.0, 10.0, 100.0]}
+    aqc = next(m for m in rp.METHODS if m.name == "AQC")
+    assert aqc.paper == {"Iris SR": 66.6667, "Iris FCNN": 63.3333, "Wine SR": 49.6032,
+                         "Wine FCNN": 33.3333}
+    # Every estimator this build has is resolved; the others are None.
+    import skcl
+
+    for method in rp.METHODS:
+        assert method.resolve() is getattr(skcl, method.estimator, None)
+    assert rp.Method("X", "skcl.no_such_module:Clf").resolve() is None
+    assert rp.Method("X", FineTuningClassifier).resolve() is FineTuningClassifier
+    assert rp.columns_for("classical") == [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),
+                                           ("ci-split-wine", "sr"), ("ci-split-wine", "fcnn")]
+    assert rp.columns_for("ci-split-wine", "fcnn") == [("ci-split-wine", "fcnn")]
+    assert rp.SEQUENCES["ci-split-wine"].settings("fcnn") == {
+        "hidden_layer_sizes": (16,), "learning_rate": 0.01, "batch_size": 16, "n_epochs": 100}
+
+
+def test_a_missing_estimator_is_reported_not_run():
+    missing = rp.Method("NC", "NoSuchClassifier", {"alpha": [1]}, {"Iris SR": 93.3333})
+    lines = []
+    rows, models = rp.run_column("ci-split-iris", "sr", [missing], log=lines.append)
+    assert rows[0]["available"] is False and models == {}
+    assert "not available" in lines[0]
+    assert "n/a / 93.33" in rp.format_table(rows)
+
+
+@pytest.mark.slow
+def test_cli_reproduces_a_reduced_column(tmp_path, capsys):
+    status = main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "fine-tuning",
+                   "aqc", "joint", "--output", str(tmp_path)])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "[Iris SR] AQC: 5 candidate(s)" in out  # progress lines
+    assert "ours / paper / ref" in out
+    with open(tmp_path / "ci-split-iris.csv") as f:
+        rows = {row["method"]: row for row in csv.DictReader(f)}
+    assert list(rows) == ["Joint", "Fine-tuning", "AQC"]  # Table I's order
+    assert float(rows["Fine-tuning"]["test"]) == pytest.approx(100 / 3)
+    assert float(rows["Joint"]["test"]) >= 90
+    assert float(rows["AQC"]["test"]) >= 60
+    assert json.loads(rows["AQC"]["best_params"])["alpha"] in [1, 10, 100, 1000, 10000]
+    document = json.loads((tmp_path / "ci-split-iris.json").read_text())
+    aqc = next(r for r in document["results"] if r["method"] == "AQC")
+    assert len(aqc["grid"]) == 5
+    assert aqc["validation"] == max(c["validation"] for c in aqc["grid"])
+    assert aqc["test"] == pytest.approx(np.mean(aqc["test_task_accuracies"]))
+    assert document["meta"]["wall_time_s"] > 0
+    assert (tmp_path / "ci-split-iris.txt").read_text().startswith("Test final average")
+
+    # Quiet: the table only.
+    assert main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "ft",
+                 "--output", str(tmp_path), "--quiet"]) == 0
+    assert "[Iris SR]" not in capsys.readouterr().out
+
+
+def test_cli_rejects_unknown_names(capsys):
+    assert main(["reproduce", "ci-split-iris", "--methods", "bogus"]) == 2
+    assert "Unknown method 'bogus'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "ci-split-mnist"])
+
+
+def test_python_dash_m_skcl_runs():
+    result = subprocess.run([sys.executable, "-m", "skcl", "reproduce", "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    assert "ci-split-2d-iris" in result.stdout and "--n-jobs" in result.stdout
+
+
+@pytest.mark.slow
+def test_figure2_is_a_nontrivial_png_of_the_right_size(tmp_path):
+    plotting = pytest.importorskip("skcl.plotting")
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    data = load_ci_split_2d_iris()
+    X = np.concatenate([X for X, _ in data.train])
+    y = np.concatenate([y for _, y in data.train])
+    # One compiled loop each: joint as a single task, fine-tuning task by task.
+    joint = JointClassifier(learning_rate=0.1, random_state=0).fit(X, y)
+    fine_tuning = FineTuningClassifier(hidden_layer_sizes=(4,), learning_rate=0.1, random_state=0)
+    for X_task, y_task in data.train:
+        fine_tuning.partial_fit(X_task, y_task, classes=data.classes)
+    models = {"Softmax regression": {"Joint": joint, "Fine-tuning": fine_tuning},
+              "FCNN": {"Fine-tuning": fine_tuning}}
+    fig = plotting.plot_figure2(models, X, y, panel_size=2.0, dpi=100)
+    path = tmp_path / "figure2.png"
+    fig.savefig(path)
+    image = np.asarray(Image.open(path).convert("RGB"))
+    assert image.shape == (430, 400, 3)  # (2·2.0 + 0.3) in × (2·2.0) in at 100 dpi
+    colours = np.unique(image.reshape(-1, 3), axis=0)
+    assert len(colours) > 1000  # smooth probability gradients, not a blank canvas
+    # Joint has learned all three classes: its panel holds strong red, green
+    # and blue; fine-tuning only knows the last class (blue); a method
+    # missing from a row leaves a "not run" panel.
+    for channel in range(3):
+        others = [c for c in range(3) if c != channel]
+        strong = (image[..., channel] > 200) & (image[..., others] < 60).all(axis=-1)
+        assert strong.sum() > 500
+    with pytest.raises(ValueError, match="2 features"):
+        plotting.plot_class_probabilities(joint, np.ones((3, 3)), [0, 1, 2])
+
+
+@pytest.mark.slow
+def test_cli_writes_figure2_for_2d_iris(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    assert main(["reproduce", "ci-split-2d-iris", "--model", "sr", "--methods", "joint", "ft",
+                 "--quiet", "--output", str(tmp_path)]) == 0
+    assert "figure2_ci-split-2d-iris.png" in capsys.readouterr().out
+    image = Image.open(tmp_path / "figure2_ci-split-2d-iris.png")
+    assert image.size == (440, 250)  # 2 panels of 2.2 in, 1 row (+0.3 in), 100 dpi
+    assert len(np.unique(np.asarray(image.convert("RGB")).reshape(-1, 3), axis=0)) > 1000
