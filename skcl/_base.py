@@ -186,7 +186,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        return _likelihoods.probabilities(self.likelihood_, self._logits(X))
+        logits = self._logits(X)  # checks fitted before reading likelihood_
+        return _likelihoods.probabilities(self.likelihood_, logits)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
@@ -204,6 +205,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     @property
@@ -256,6 +258,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             self.consolidation_, self.theta_, theta, X, y, w, path, consolidate_key
         )
         _check_finite_state(consolidation, self.n_tasks_seen_)
+        consolidation = jax.tree.map(np.asarray, consolidation)  # host arrays pickle anywhere
         return {"theta_": theta, "consolidation_": consolidation, "loss_curve_": losses}
 
     # ------------------------------------------------------------ internals
@@ -400,7 +403,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
 
 def _to_float32(X):
     """Cast to float32 (JAX's default), rejecting values that overflow."""
-    X32 = np.asarray(X, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        X32 = np.asarray(X, dtype=np.float32)
     if not np.all(np.isfinite(X32)):
         raise ValueError(
             "Input X contains values too large for float32 (|x| > 3.4e38); "

@@ -1,0 +1,84 @@
+"""The classical task sequences and the helpers that build task sequences."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+
+from skcl.datasets import (
+    load_ci_split_2d_iris,
+    load_ci_split_iris,
+    load_ci_split_wine,
+    relabel,
+    split_by_class,
+    train_validation_test_split,
+)
+
+
+@pytest.mark.parametrize(
+    "loader, dataset, n_features",
+    [(load_ci_split_iris, load_iris, 4), (load_ci_split_2d_iris, load_iris, 2), (load_ci_split_wine, load_wine, 13)],
+)
+def test_classical_sequences_partition_the_dataset(loader, dataset, n_features):
+    data = loader()
+    full = dataset()
+    rows = []
+    for split in ("train", "validation", "test"):
+        tasks = data[split]
+        assert len(tasks) == 3
+        for t, (X, y) in enumerate(tasks):
+            assert X.shape[1] == n_features
+            assert set(y.tolist()) == {t}  # one class per task, in order
+            rows.append(X)
+    rows = np.concatenate(rows)
+    # Every sample exactly once (Iris has duplicate rows, so compare multisets).
+    X_full = full.data[:, [2, 3]] if n_features == 2 else full.data
+    assert len(rows) == len(X_full)
+    np.testing.assert_array_equal(np.sort(rows, axis=0), np.sort(X_full, axis=0))
+    sizes = {s: sum(len(y) for _, y in data[s]) for s in ("train", "validation", "test")}
+    n = len(X_full)
+    assert sizes["test"] == pytest.approx(0.2 * n, abs=1)
+    assert sizes["validation"] == pytest.approx(0.16 * n, abs=1)
+
+
+def test_iris_splits_are_stratified_and_seeded():
+    a, b = load_ci_split_iris(), load_ci_split_iris()
+    assert [len(y) for _, y in a.test] == [10, 10, 10]
+    assert [len(y) for _, y in a.validation] == [8, 8, 8]
+    for (Xa, _), (Xb, _) in zip(a.train, b.train):
+        np.testing.assert_array_equal(Xa, Xb)
+    c = load_ci_split_iris(random_state=0)
+    assert not np.array_equal(np.sort(a.test[0][0], 0), np.sort(c.test[0][0], 0))
+
+
+def test_split_by_class_keeps_order_and_checks_groups():
+    X = np.arange(12).reshape(6, 2)
+    y = np.array([2, 0, 1, 2, 0, 1])
+    tasks = split_by_class(X, y, [[0, 1], [2]])
+    np.testing.assert_array_equal(tasks[0][1], [0, 1, 0, 1])
+    np.testing.assert_array_equal(tasks[1][0], X[[0, 3]])
+    with pytest.raises(ValueError, match="more than one group"):
+        split_by_class(X, y, [[0, 1], [1, 2]])
+    with pytest.raises(ValueError, match="No sample"):
+        split_by_class(X, y, [[0], [5]])
+    with pytest.raises(ValueError, match="different lengths"):
+        split_by_class(X, y[:-1], [[0]])
+
+
+def test_relabel_to_domain_incremental():
+    tasks = [(np.zeros((2, 1)), np.array([0, 1])), (np.zeros((2, 1)), np.array([2, 3]))]
+    parity = relabel(tasks, lambda y: y % 2)
+    assert [y.tolist() for _, y in parity] == [[0, 1], [0, 1]]
+    named = relabel(tasks, {0: "a", 1: "b", 2: "a", 3: "b"})
+    assert named[1][1].tolist() == ["a", "b"]
+    with pytest.raises(ValueError, match="no entry"):
+        relabel(tasks, {0: 0, 1: 1})
+
+
+def test_train_validation_test_split_proportions():
+    X = np.arange(1000).reshape(-1, 1)
+    y = np.repeat([0, 1, 2, 3], 250)
+    train, val, test = train_validation_test_split(X, y)
+    assert (len(train[1]), len(val[1]), len(test[1])) == (640, 160, 200)
+    assert np.bincount(test[1]).tolist() == [50] * 4
+    _, none, _ = train_validation_test_split(X, y, validation_size=0)
+    assert none is None

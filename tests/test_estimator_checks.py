@@ -1,0 +1,41 @@
+"""scikit-learn's own estimator checks, on every skcl classifier."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skcl import (
+    AQCClassifier,
+    EWCClassifier,
+    FineTuningClassifier,
+    JointClassifier,
+    SIClassifier,
+)
+
+# The defaults: the checks' accuracy thresholds (e.g. class weights of 1000
+# vs 0.0001 on very noisy blobs) hold for the estimators as users get them.
+FAST = dict(random_state=0)
+
+ESTIMATORS = [
+    FineTuningClassifier(**FAST),
+    JointClassifier(**FAST),
+    AQCClassifier(**FAST),
+    EWCClassifier(**FAST),
+    SIClassifier(**FAST),
+    AQCClassifier(hidden_layer_sizes=(4,), **FAST),
+]
+
+EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "a zero weight keeps the sample in the minibatch schedule: the number of "
+        "minibatches, and so the one-cycle schedule and the penalty's 1/n_batches "
+        "scaling, depend on n_samples"
+    ),
+}
+
+
+def expected_failed_checks(estimator):
+    return EXPECTED_FAILURES
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
