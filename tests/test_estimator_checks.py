@@ -6,7 +6,11 @@ from skcl import (
     AQCClassifier,
     EWCClassifier,
     FineTuningClassifier,
+    GMVCLClassifier,
+    GSFSVIClassifier,
+    GVCLClassifier,
     JointClassifier,
+    NCClassifier,
     SIClassifier,
 )
 
@@ -21,6 +25,12 @@ ESTIMATORS = [
     EWCClassifier(**FAST),
     SIClassifier(**FAST),
     AQCClassifier(hidden_layer_sizes=(4,), **FAST),
+    # A smaller consolidator than the default (256, 256) × 1000 steps: the
+    # API is the same, and the checks fit a few hundred times.
+    NCClassifier(consolidator_hidden_layer_sizes=(32,), consolidator_n_steps=100, **FAST),
+    GVCLClassifier(**FAST),
+    GMVCLClassifier(**FAST),
+    GSFSVIClassifier(**FAST),
 ]
 
 EXPECTED_FAILURES = {
