@@ -79,7 +79,7 @@ class NCClassifier(BaseSequentialClassifier):
     >>> for X, y in data.train:
     ...     clf = clf.partial_fit(X, y, classes=data.classes)
     >>> clf.consolidation_.phi.shape
-    (70657,)
+    (70145,)
     """
 
     def __init__(

@@ -152,9 +152,10 @@ def test_variational_baselines_run_ci_split_iris(cls, hidden, iris):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", VI)
-@pytest.mark.parametrize("hidden", [(), (16,)], ids=["SR", "FCNN"])
-def test_variational_baselines_run_ci_split_wine(cls, hidden, wine):
-    clf = cls(hidden_layer_sizes=hidden, n_epochs=100, batch_size=16, learning_rate=0.01, random_state=0)
+def test_variational_baselines_run_ci_split_wine(cls, wine):
+    # Softmax regression only: Wine's tasks differ in size, so each task
+    # compiles anew (the FCNN column is in examples/nc_vi_table.py).
+    clf = cls(n_epochs=100, batch_size=16, learning_rate=0.01, random_state=0)
     for X, y in wine.train:
         clf.partial_fit(X, y, classes=wine.classes)
     assert task_accuracies(clf, wine.test)[-1] >= 0.9
