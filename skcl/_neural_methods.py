@@ -29,10 +29,11 @@ class NCClassifier(BaseSequentialClassifier):
     from the previous task's φ*_{t-1}. The next task then minimises
     λ κ(θ; φ*_t) + nll_{t+1}(θ).
 
-    The paper's public code fits the consolidator to its *training* loss,
-    in which the consolidation term is divided by the number of
-    minibatches, i.e. to (λ/n_batches) κ + nll; this class follows the
-    paper's definition above (see the project's notes).
+    This class follows the paper's eqs. 5–6. The paper's public code
+    fits the consolidator to its minibatch *training* loss instead, whose
+    consolidation term is divided by the number of minibatches: its target
+    is (λ/n_batches)·κ + nll, and (1/n_batches)·½‖θ‖² + nll on task 1, so
+    the older tasks weigh n_batches times less in κ than here.
 
     NC suits small networks: the consolidator's input is all of θ.
 
