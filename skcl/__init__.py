@@ -7,7 +7,9 @@ L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ).
 """
 
 from ._quadratic_methods import AQCClassifier, EWCClassifier, SIClassifier
+from ._neural_methods import NCClassifier
 from ._reference_methods import FineTuningClassifier, JointClassifier
+from ._variational_methods import GMVCLClassifier, GSFSVIClassifier, GVCLClassifier
 
 __version__ = "0.1.0"
 
@@ -15,6 +17,10 @@ __all__ = [
     "AQCClassifier",
     "EWCClassifier",
     "FineTuningClassifier",
+    "GMVCLClassifier",
+    "GSFSVIClassifier",
+    "GVCLClassifier",
     "JointClassifier",
+    "NCClassifier",
     "SIClassifier",
 ]

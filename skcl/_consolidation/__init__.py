@@ -5,7 +5,8 @@ method; the estimators fold a finished task into it with the functions of
 the method's module. See ``DESIGN.md`` for the table of methods.
 """
 
+from .neural import NeuralConsolidation
 from .objective import MAPObjective
 from .quadratic import DiagonalQuadratic, FullQuadratic
 
-__all__ = ["MAPObjective", "DiagonalQuadratic", "FullQuadratic"]
+__all__ = ["MAPObjective", "DiagonalQuadratic", "FullQuadratic", "NeuralConsolidation"]

@@ -1,0 +1,183 @@
+"""Neural consolidation (NC; paper, section II-C)."""
+
+import jax
+import numpy as np
+
+from ._base import BaseSequentialClassifier, _check_finite_state, fill_doc
+from ._consolidation.neural import NeuralConsolidation, fit_consolidator
+from ._networks import MLP
+
+__all__ = ["NCClassifier"]
+
+
+@fill_doc
+class NCClassifier(BaseSequentialClassifier):
+    """Neural consolidation: a neural network approximates the previous loss.
+
+    After each task t a consolidator network κ(θ; φ) — fully connected
+    on the flat parameter vector θ, swish hidden units, one output — is
+    fitted to the current approximate total loss
+
+        L̂_t(θ) = ½·precision·‖θ‖² + nll_1(θ)      (t = 1)
+        L̂_t(θ) = λ κ(θ; φ*_{t-1}) + nll_t(θ)       (t > 1, eq. 5)
+
+    with the NLL summed over the whole task's data. At every one of
+    ``consolidator_n_steps`` Adam steps (cosine one-cycle schedule) a
+    fresh sample of n points is drawn uniformly in the ball of radius r
+    around θ*_t and φ takes a step on the L2-regularised Huber loss
+    ½β‖φ‖² + Σ_i huber(κ(θ_i; φ) − L̂_t(θ_i)) (eq. 6). φ is warm-started
+    from the previous task's φ*_{t-1}. The next task then minimises
+    λ κ(θ; φ*_t) + nll_{t+1}(θ).
+
+    This class follows the paper's eqs. 5–6. The paper's public code
+    fits the consolidator to its minibatch *training* loss instead, whose
+    consolidation term is divided by the number of minibatches: its target
+    is (λ/n_batches)·κ + nll, and (1/n_batches)·½‖θ‖² + nll on task 1, so
+    the older tasks weigh n_batches times less in κ than here.
+
+    NC suits small networks: the consolidator's input is all of θ.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        λ, the weight of the consolidator in the loss (paper's grid: 1,
+        10, 100, 1000, 10000).
+    radius : float, default=1.0
+        r, the radius of the ball around θ*_t on which κ is fitted (paper's
+        grid: 1, 10, 100).
+    consolidator_hidden_layer_sizes : tuple of int, default=(256, 256)
+        Hidden layers of κ (the paper: two of 256 swish units).
+    consolidator_n_steps : int, default=1000
+        Adam steps of each consolidator fit.
+    consolidator_learning_rate : float, default=0.01
+        Peak learning rate of the consolidator's one-cycle schedule.
+    consolidator_sample_size : int, default=64
+        n, the points drawn in the ball at each step.
+    consolidator_l2 : float, default=1.0
+        β, the L2 regularisation of φ (the paper's code: 1).
+{common}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_tasks_seen_ : int
+    theta_ : ndarray of shape (n_params,)
+        θ*_t.
+    consolidation_ : NeuralConsolidation
+        κ(·; φ*_t), the stand-in for L_t when the next task is learned
+        (after the first task; before it, the Gaussian prior).
+    consolidator_loss_curve_ : ndarray of shape (consolidator_n_steps,)
+        The consolidator loss (eq. 6) at each step of the last fit.
+    loss_curve_ : ndarray of shape (n_epochs,)
+
+    Examples
+    --------
+    >>> from skcl import NCClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> data = load_ci_split_iris()
+    >>> clf = NCClassifier(alpha=1.0, radius=1.0, learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> clf.consolidation_.phi.shape
+    (70145,)
+    """
+
+    def __init__(
+        self,
+        alpha=1.0,
+        radius=1.0,
+        *,
+        consolidator_hidden_layer_sizes=(256, 256),
+        consolidator_n_steps=1000,
+        consolidator_learning_rate=0.01,
+        consolidator_sample_size=64,
+        consolidator_l2=1.0,
+        hidden_layer_sizes=(),
+        n_epochs=100,
+        batch_size=16,
+        learning_rate=0.01,
+        prior_precision=1.0,
+        class_weight=None,
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            hidden_layer_sizes=hidden_layer_sizes,
+            n_epochs=n_epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            prior_precision=prior_precision,
+            class_weight=class_weight,
+            random_state=random_state,
+            verbose=verbose,
+        )
+        self.alpha = alpha
+        self.radius = radius
+        self.consolidator_hidden_layer_sizes = consolidator_hidden_layer_sizes
+        self.consolidator_n_steps = consolidator_n_steps
+        self.consolidator_learning_rate = consolidator_learning_rate
+        self.consolidator_sample_size = consolidator_sample_size
+        self.consolidator_l2 = consolidator_l2
+
+    def _check_params(self):
+        hidden = super()._check_params()
+        sizes = self.consolidator_hidden_layer_sizes
+        sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
+        if any(int(s) != s or s < 1 for s in sizes):
+            raise ValueError(
+                f"consolidator_hidden_layer_sizes must be positive integers, got {sizes}."
+            )
+        for name in ("consolidator_n_steps", "consolidator_sample_size"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, np.integer)) and value >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        for name in ("consolidator_learning_rate", "consolidator_l2"):
+            value = getattr(self, name)
+            if not (np.isscalar(value) and np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number, got {value!r}.")
+        return hidden
+
+    def _consolidator(self):
+        sizes = self.consolidator_hidden_layer_sizes
+        sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
+        return MLP(self.network_.n_params, tuple(int(s) for s in sizes), 1)
+
+    def _learn_task(self, X, y, sample_weight, key):
+        w = self._likelihood_weights(y, sample_weight)
+        train_key, fit_key, init_key = jax.random.split(key, 3)
+        scale = self._penalty_scale()
+        theta, losses, _ = self._minimize(
+            self.theta_, (self.consolidation_, scale), X, y, w, train_key
+        )
+        consolidator = self._consolidator()
+        previous = self.consolidation_
+        if isinstance(previous, NeuralConsolidation) and previous.consolidator == consolidator:
+            phi = previous.phi  # warm start from φ*_{t-1}
+        else:
+            phi = consolidator.init(init_key)
+        phi, consolidator_losses = fit_consolidator(
+            self._objective(),
+            consolidator,
+            phi,
+            previous,
+            scale,
+            theta,
+            float(self.radius),
+            X,
+            y,
+            w,
+            fit_key,
+            float(self.consolidator_learning_rate),
+            float(self.consolidator_l2),
+            n_steps=int(self.consolidator_n_steps),
+            n_points=int(self.consolidator_sample_size),
+        )
+        consolidation = NeuralConsolidation(np.asarray(phi), consolidator)
+        _check_finite_state(consolidation, self.n_tasks_seen_)
+        return {
+            "theta_": theta,
+            "consolidation_": consolidation,
+            "loss_curve_": losses,
+            "consolidator_loss_curve_": np.asarray(consolidator_losses),
+        }
