@@ -1,9 +1,11 @@
 """Shared fixtures: the bundled classical task sequences and the real
 MNIST / Fashion-MNIST files."""
 
+import gc
 import os
 from pathlib import Path
 
+import jax
 import pytest
 
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
@@ -18,6 +20,31 @@ SHARED_DATA_FILES = [
     for split in ("train", "t10k")
     for kind in ("images-idx3", "labels-idx1")
 ]
+
+
+# Each compiled XLA executable holds a few memory mappings, and jax keeps
+# every executable it compiled. The estimator checks alone compile thousands
+# (one per input shape), and past the kernel's vm.max_map_count (65530 by
+# default) the next compilation dies with a segmentation fault. Users rarely
+# compile that much in one process; the test suite does.
+_MAX_MAPPINGS = 20_000
+
+
+def _n_memory_mappings():
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            return sum(1 for _ in maps)
+    except OSError:  # not Linux: nothing to watch
+        return 0
+
+
+@pytest.fixture(autouse=True)
+def _bounded_compilation_cache():
+    """Drop jax's compiled executables once they hold too many mappings."""
+    yield
+    if _n_memory_mappings() > _MAX_MAPPINGS:
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture(scope="session")
