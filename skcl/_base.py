@@ -317,9 +317,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, name, 1.0)
             if not (np.isscalar(value) and np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}.")
-        cw = self.class_weight
-        if not (cw is None or cw == "balanced" or isinstance(cw, dict)):
-            raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}.")
+        _likelihoods.check_class_weight(self.class_weight)
         return tuple(int(s) for s in sizes)
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
@@ -379,21 +377,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
 
         ``class_weight="balanced"`` counts the classes of the samples given.
         """
-        n_classes = len(self.classes_)
-        cw = self.class_weight
-        if cw is None:
-            table = np.ones(n_classes)
-        elif isinstance(cw, str):
-            counts = np.bincount(y, minlength=n_classes)
-            present = counts > 0
-            table = np.ones(n_classes)
-            table[present] = len(y) / (present.sum() * counts[present])
-        else:
-            unknown = set(cw) - set(self.classes_.tolist())
-            if unknown:
-                raise ValueError(f"class_weight has labels not in classes: {sorted(map(str, unknown))}.")
-            table = np.array([float(cw.get(c, 1.0)) for c in self.classes_.tolist()])
-        return (sample_weight * table[y]).astype(np.float32)
+        return _likelihoods.likelihood_weights(self.class_weight, self.classes_, y, sample_weight)
 
     def _logits(self, X):
         check_is_fitted(self)

@@ -8,7 +8,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["CATEGORICAL", "BERNOULLI", "nll", "log_probs", "probabilities"]
+__all__ = [
+    "CATEGORICAL",
+    "BERNOULLI",
+    "nll",
+    "log_probs",
+    "probabilities",
+    "check_class_weight",
+    "likelihood_weights",
+]
 
 CATEGORICAL = "categorical"
 """Softmax output, one logit per class, categorical cross-entropy."""
@@ -62,3 +70,48 @@ def probabilities(likelihood, logits):
     shifted = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(shifted)
     return e / e.sum(axis=1, keepdims=True)
+
+
+def check_class_weight(class_weight):
+    """Reject a ``class_weight`` that is not None, "balanced" or a dict."""
+    cw = class_weight
+    if not (cw is None or (isinstance(cw, str) and cw == "balanced") or isinstance(cw, dict)):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}.")
+
+
+def likelihood_weights(class_weight, classes, y, sample_weight):
+    """Per-sample likelihood weights: sample weight × class weight.
+
+    Parameters
+    ----------
+    class_weight : None, "balanced" or dict
+        "balanced" weighs class i by n / (k · n_i), counted over the
+        samples given (k: the number of classes present), which is the
+        paper's m / n_i weighting (appendix C) up to a constant factor; a
+        dict maps labels to weights (missing labels weigh 1).
+    classes : ndarray of shape (n_classes,)
+        The labels that ``y`` indexes.
+    y : int ndarray of shape (n_samples,)
+        Class indices into ``classes``.
+    sample_weight : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float32
+    """
+    n_classes = len(classes)
+    if class_weight is None:
+        table = np.ones(n_classes)
+    elif isinstance(class_weight, str):
+        counts = np.bincount(y, minlength=n_classes)
+        present = counts > 0
+        table = np.ones(n_classes)
+        table[present] = len(y) / (present.sum() * counts[present])
+    else:
+        unknown = set(class_weight) - set(np.asarray(classes).tolist())
+        if unknown:
+            raise ValueError(
+                f"class_weight has labels not in classes: {sorted(map(str, unknown))}."
+            )
+        table = np.array([float(class_weight.get(c, 1.0)) for c in np.asarray(classes).tolist()])
+    return (sample_weight * table[y]).astype(np.float32)
