@@ -14,6 +14,7 @@ from sklearn.utils.validation import _num_samples
 
 from .._base import BaseSequentialClassifier
 from ..metrics import task_accuracies
+from ..pipeline import Pipeline
 
 __all__ = ["learn_task_sequence"]
 
@@ -28,8 +29,10 @@ def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *
     Parameters
     ----------
     estimator : skcl classifier, or a pipeline ending in one
-        Anything with ``partial_fit(X, y, classes=...)`` and ``predict``.
-        Usually unfitted; a fitted one continues from where it is.
+        Anything with ``partial_fit(X, y, classes=...)`` and ``predict``,
+        e.g. an :class:`skcl.pipeline.Pipeline` of fitted feature
+        extractors and an skcl classifier. Usually unfitted; a fitted one
+        continues from where it is.
     train_tasks : list of (X, y)
         The training task sequence, e.g. ``load_ci_split_iris().train``.
     eval_tasks : list of (X, y), default=None
@@ -105,12 +108,20 @@ def check_sequential_estimator(estimator):
     if isinstance(estimator, type):
         raise TypeError(f"estimator must be an estimator instance, not the class {estimator.__name__}.")
     if not callable(getattr(estimator, "partial_fit", None)):
-        hint = (
-            " scikit-learn's Pipeline has none; use a pipeline class that learns "
-            "task by task (e.g. skcl.pipeline.Pipeline)."
-            if getattr(estimator, "steps", None)
-            else ""
-        )
+        if isinstance(estimator, Pipeline):
+            hint = (
+                f" Its final step, {type(final_estimator(estimator)).__name__}, has "
+                f"none: it must be an skcl classifier."
+            )
+        elif getattr(estimator, "steps", None):
+            hint = (
+                " scikit-learn's Pipeline has none; build the pipeline with "
+                "skcl.pipeline.Pipeline or skcl.pipeline.make_pipeline, whose "
+                "partial_fit transforms each task with the fitted leading steps and "
+                "learns it with the final step."
+            )
+        else:
+            hint = ""
         raise TypeError(
             f"estimator {name} has no partial_fit: a task sequence is learned one "
             f"partial_fit call per task.{hint}"

@@ -1,0 +1,233 @@
+"""skcl.pipeline: a scikit-learn Pipeline that learns task by task, and its
+use in the sequence-aware search, on the real CI Split Iris."""
+
+import doctest
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline as SklearnPipeline
+from sklearn.pipeline import make_pipeline as sklearn_make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import check_is_fitted
+
+import skcl.pipeline
+from skcl import AQCClassifier, FineTuningClassifier
+from skcl.metrics import final_average_accuracy
+from skcl.model_selection import SequenceGridSearch, learn_task_sequence
+from skcl.pipeline import Pipeline, make_pipeline
+
+AQC = dict(learning_rate=0.1, random_state=0)
+
+
+def _fitted_scaler(data, cls=StandardScaler):
+    """A scaler fitted on every training input: the stand-in for a
+    feature extractor pre-trained before the sequence starts."""
+    return cls().fit(np.vstack([X for X, _ in data.train]))
+
+
+class CountingScaler(StandardScaler):
+    """A StandardScaler that counts its transform calls (an expensive CNN's)."""
+
+    n_transforms = 0
+
+    def transform(self, X, copy=None):
+        CountingScaler.n_transforms += 1
+        return super().transform(X, copy=copy)
+
+
+received = []
+
+
+class RecordingClassifier(FineTuningClassifier):
+    """Fine-tuning that records what its partial_fit receives."""
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        received.append(dict(X=np.asarray(X), classes=classes, sample_weight=sample_weight))
+        return super().partial_fit(X, y, classes=classes, sample_weight=sample_weight)
+
+
+# ------------------------------------------------------------ partial_fit
+
+
+def test_partial_fit_is_transform_then_the_final_steps_partial_fit(iris):
+    scaler = _fitted_scaler(iris)
+    mean = scaler.mean_.copy()
+    pipe = make_pipeline(scaler, AQCClassifier(**AQC))
+    by_hand = AQCClassifier(**AQC)
+    for X, y in iris.train:
+        assert pipe.partial_fit(X, y, classes=iris.classes) is pipe
+        by_hand.partial_fit(scaler.transform(X), y, classes=iris.classes)
+        for X_test, _ in iris.test:
+            np.testing.assert_array_equal(pipe.predict(X_test),
+                                          by_hand.predict(scaler.transform(X_test)))
+    np.testing.assert_array_equal(pipe[-1].theta_, by_hand.theta_)
+    assert pipe[-1].n_tasks_seen_ == 3
+    # The leading step is frozen: partial_fit never refits it.
+    assert pipe[0] is scaler and scaler.n_samples_seen_ == 96
+    np.testing.assert_array_equal(scaler.mean_, mean)
+    # AQC remembers the earlier species (fine-tuning would score 1/3).
+    assert final_average_accuracy(pipe, iris.test) >= 0.6
+
+
+def test_classes_and_other_parameters_reach_the_final_step(iris):
+    scaler = _fitted_scaler(iris)
+    pipe = make_pipeline(scaler, RecordingClassifier(**AQC))
+    X, y = iris.train[0]
+    received.clear()
+    weights = np.linspace(0.5, 1.5, len(y))
+    pipe.partial_fit(X, y, classes=[0, 1, 2, 3], sample_weight=weights)
+    (call,) = received
+    np.testing.assert_array_equal(call["X"], scaler.transform(X))
+    assert list(call["classes"]) == [0, 1, 2, 3]
+    assert call["sample_weight"] is weights
+    # The output layer is sized by classes, a class absent from every task too.
+    np.testing.assert_array_equal(pipe.classes_, [0, 1, 2, 3])
+    assert pipe.predict_proba(X).shape == (32, 4)
+    # The final step's own demand is not swallowed: classes on the first call.
+    with pytest.raises(ValueError, match="classes"):
+        make_pipeline(scaler, AQCClassifier(**AQC)).partial_fit(X, y)
+
+
+def test_an_unfitted_leading_step_raises_before_the_final_step_is_touched(iris):
+    X, y = iris.train[0]
+    pipe = Pipeline([("features", StandardScaler()), ("clf", AQCClassifier(**AQC))])
+    with pytest.raises(NotFittedError) as error:
+        pipe.partial_fit(X, y, classes=iris.classes)
+    message = str(error.value)
+    assert "Step 'features' (StandardScaler, step 1 of 2)" in message
+    assert "pre-train" in message and "PretrainedFeatureExtractor" in message
+    assert "FrozenEstimator" in message
+    with pytest.raises(NotFittedError):
+        check_is_fitted(pipe[-1])
+
+    # After a good task, a rejected call leaves the classifier as it was.
+    pipe.set_params(features=_fitted_scaler(iris)).partial_fit(X, y, classes=iris.classes)
+    theta, before = pipe[-1].theta_.copy(), pipe.predict(iris.test[1][0])
+    good_scaler = pipe[0]
+    pipe.set_params(features=StandardScaler())
+    with pytest.raises(NotFittedError, match="'features'"):
+        pipe.partial_fit(*iris.train[1])
+    # Wrong inputs fail in the leading step, before the final step too.
+    pipe.set_params(features=good_scaler)
+    with pytest.raises(ValueError, match="features"):
+        pipe.partial_fit(X[:, :2], y)
+    assert pipe[-1].n_tasks_seen_ == 1
+    np.testing.assert_array_equal(pipe[-1].theta_, theta)
+    np.testing.assert_array_equal(pipe.predict(iris.test[1][0]), before)
+
+
+def test_partial_fit_exists_only_when_the_final_step_has_one(iris):
+    assert hasattr(make_pipeline(StandardScaler(), AQCClassifier()), "partial_fit")
+    assert not hasattr(make_pipeline(StandardScaler(), LogisticRegression()), "partial_fit")
+    assert not hasattr(Pipeline([("scale", StandardScaler()), ("last", "passthrough")]),
+                       "partial_fit")
+    # Stateless leading steps need no fitting.
+    pipe = make_pipeline(FunctionTransformer(np.log1p), "passthrough", AQCClassifier(**AQC))
+    pipe.partial_fit(*iris.train[0], classes=iris.classes)
+    assert pipe[-1].n_tasks_seen_ == 1
+
+
+def test_make_pipeline_names_steps_like_sklearn():
+    steps = (StandardScaler(), StandardScaler(), AQCClassifier())
+    pipe = make_pipeline(*steps, verbose=True)
+    reference = sklearn_make_pipeline(*steps)
+    assert type(pipe) is Pipeline
+    assert [name for name, _ in pipe.steps] == [name for name, _ in reference.steps] == [
+        "standardscaler-1", "standardscaler-2", "aqcclassifier"
+    ]
+    assert all(a is b for (_, a), (_, b) in zip(pipe.steps, reference.steps))
+    assert pipe.verbose is True and pipe.memory is None
+    # Still scikit-learn's Pipeline: subclass, slicing, clone, parameters.
+    assert isinstance(pipe, SklearnPipeline)
+    assert type(pipe[:2]) is Pipeline and type(clone(pipe)) is Pipeline
+    assert pipe.get_params()["aqcclassifier__alpha"] == 1.0
+    assert pipe.set_params(aqcclassifier__alpha=10)[-1].alpha == 10
+
+
+def test_fit_refits_every_step_unless_frozen(iris):
+    """``fit`` is scikit-learn's: a pre-trained step survives only frozen."""
+    X, y = iris.train[0]
+    scaler = _fitted_scaler(iris)
+    mean = scaler.mean_.copy()
+    make_pipeline(FrozenEstimator(scaler), AQCClassifier(**AQC)).fit(X, y)
+    np.testing.assert_array_equal(scaler.mean_, mean)
+    make_pipeline(scaler, AQCClassifier(**AQC)).fit(X, y)
+    np.testing.assert_array_equal(scaler.mean_, X.mean(axis=0))
+
+
+def test_pickling_mid_sequence_changes_nothing(iris):
+    pipe = make_pipeline(_fitted_scaler(iris), AQCClassifier(**AQC))
+    for X, y in iris.train[:2]:
+        pipe.partial_fit(X, y, classes=iris.classes)
+    restored = pickle.loads(pickle.dumps(pipe))
+    for model in (pipe, restored):
+        model.partial_fit(*iris.train[2])
+    assert type(restored) is Pipeline
+    for X, _ in iris.test:
+        np.testing.assert_array_equal(restored.predict(X), pipe.predict(X))
+    np.testing.assert_array_equal(restored.predict_proba(iris.test[0][0]),
+                                  pipe.predict_proba(iris.test[0][0]))
+
+
+def test_learn_task_sequence_takes_the_pipeline(iris):
+    scaler = _fitted_scaler(iris)
+    R = learn_task_sequence(make_pipeline(scaler, AQCClassifier(**AQC)), iris.train, iris.test,
+                            classes=iris.classes)
+    by_hand = learn_task_sequence(
+        AQCClassifier(**AQC),
+        [(scaler.transform(X), y) for X, y in iris.train],
+        [(scaler.transform(X), y) for X, y in iris.test],
+        classes=iris.classes,
+    )
+    np.testing.assert_array_equal(R, by_hand)
+    assert R[:, -1].mean() >= 0.6
+
+
+def test_docstring_examples_run():
+    result = doctest.testmod(skcl.pipeline, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 10 and result.failed == 0
+
+
+# ------------------------------------------------------------------ search
+
+
+def test_search_rejects_a_pipeline_whose_final_step_cannot_learn_a_sequence(iris):
+    with pytest.raises(TypeError, match="final step, LogisticRegression, has none"):
+        SequenceGridSearch(make_pipeline(StandardScaler(), LogisticRegression()), {}).fit(
+            iris.train, iris.validation
+        )
+    with pytest.raises(TypeError, match="skcl.pipeline.make_pipeline"):
+        SequenceGridSearch(sklearn_make_pipeline(StandardScaler(), AQCClassifier()), {}).fit(
+            iris.train, iris.validation
+        )
+
+
+# ------------------------------------------------- scikit-learn's checks
+
+EXPECTED_FAILURES = {
+    # scikit-learn expects the same two failures of its own Pipeline.
+    "check_estimators_overwrite_params": "Pipeline fits its steps in place, so `steps` changes",
+    "check_dont_overwrite_parameters": "Pipeline fits its steps in place, so `steps` changes",
+    "check_estimators_partial_fit_n_features": (
+        "partial_fit never fits the leading steps (frozen, pre-fitted transformers), so "
+        "partial_fit on a fresh pipeline with an unfitted StandardScaler raises NotFittedError"
+    ),
+    "check_n_features_in_after_fitting": (
+        "its partial_fit part calls partial_fit on a fresh pipeline: NotFittedError by design, "
+        "as the leading StandardScaler is never fitted by partial_fit"
+    ),
+}
+
+
+@parametrize_with_checks(
+    [make_pipeline(StandardScaler(), AQCClassifier(random_state=0))],
+    expected_failed_checks=lambda estimator: EXPECTED_FAILURES,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
