@@ -197,6 +197,82 @@ def test_docstring_examples_run():
 # ------------------------------------------------------------------ search
 
 
+@pytest.mark.slow
+def test_search_transforms_once_with_the_fitted_steps(iris):
+    scaler = _fitted_scaler(iris, CountingScaler)
+    pipe = make_pipeline(scaler, AQCClassifier(**AQC))
+    grid = {"aqcclassifier__alpha": [1, 100]}
+    CountingScaler.n_transforms = 0
+    search = SequenceGridSearch(pipe, grid).fit(iris.train, iris.validation,
+                                                classes=iris.classes)
+    # Three training and three validation tasks, once, whatever the grid.
+    assert CountingScaler.n_transforms == 6
+
+    # The slow path: every candidate a clone of the whole pipeline (forced by
+    # a grid that swaps the frozen step for itself), transforming again.
+    frozen = FrozenEstimator(scaler)
+    CountingScaler.n_transforms = 0
+    slow = SequenceGridSearch(
+        make_pipeline(frozen, AQCClassifier(**AQC)), {**grid, "frozenestimator": [frozen]}
+    ).fit(iris.train, iris.validation, classes=iris.classes)
+    assert CountingScaler.n_transforms == 2 * 6
+    np.testing.assert_array_equal(search.cv_results_["validation_score"],
+                                  slow.cv_results_["validation_score"])
+    np.testing.assert_array_equal(search.accuracy_matrices_, slow.accuracy_matrices_)
+    assert search.best_score_ >= 0.6
+
+    # Names stay as written; the best model is the user's fitted step, the
+    # very same object, followed by the best classifier.
+    assert search.best_params_ in ({"aqcclassifier__alpha": 1}, {"aqcclassifier__alpha": 100})
+    assert list(search.cv_results_["param_aqcclassifier__alpha"]) == [1, 100]
+    best = search.best_estimator_
+    assert type(best) is Pipeline and [n for n, _ in best.steps] == ["countingscaler",
+                                                                     "aqcclassifier"]
+    assert best[0] is scaler and best[-1] is not pipe[-1]
+    assert best[-1].alpha == search.best_params_["aqcclassifier__alpha"]
+    with pytest.raises(NotFittedError):
+        check_is_fitted(pipe[-1])  # the user's classifier is left unfitted
+    for X, _ in iris.test:
+        np.testing.assert_array_equal(search.predict(X), slow.predict(X))
+    assert final_average_accuracy(search, iris.test) >= 0.6
+
+
+@pytest.mark.parametrize(
+    "scaler, grid, match",
+    [
+        # The user's own step is unfitted: no candidate could learn.
+        ("unfitted", {"standardscaler__with_mean": [True, False]},
+         "Step 'standardscaler' .* not fitted.*pre-train"),
+        ("unfitted", {"recordingclassifier__learning_rate": [0.1, 0.01]},
+         "Step 'standardscaler' .* not fitted.*pre-train"),
+        # Fitted, but a grid on it makes every candidate a clone, unfitted.
+        ("fitted", {"standardscaler__with_mean": [True, False]},
+         "step 'standardscaler' .* would not be fitted.*grid sets "
+         "\\['standardscaler__with_mean'\\].*clone resets"),
+        ("fitted", {"standardscaler": [StandardScaler()]}, "swap in fitted steps"),
+    ],
+)
+def test_search_rejects_candidates_with_unfitted_steps_before_training(iris, scaler, grid, match):
+    scaler = _fitted_scaler(iris) if scaler == "fitted" else StandardScaler()
+    search = SequenceGridSearch(make_pipeline(scaler, RecordingClassifier(**AQC)), grid)
+    received.clear()
+    with pytest.raises(NotFittedError, match=match):
+        search.fit(iris.train, iris.validation)
+    assert received == [] and not hasattr(search, "cv_results_")
+
+
+@pytest.mark.slow
+def test_search_over_a_stateless_leading_step_clones_the_whole_pipeline(iris):
+    pipe = make_pipeline(FunctionTransformer(np.log1p), FineTuningClassifier(**AQC))
+    search = SequenceGridSearch(pipe, {"functiontransformer__func": [np.log1p, None]}).fit(
+        iris.train, iris.validation
+    )
+    assert list(search.cv_results_["param_functiontransformer__func"]) == [np.log1p, None]
+    # Fine-tuning forgets all but the last species, whatever the features.
+    np.testing.assert_allclose(search.cv_results_["validation_score"], [1 / 3, 1 / 3])
+    assert search.best_estimator_[0] is not pipe[0]
+
+
 def test_search_rejects_a_pipeline_whose_final_step_cannot_learn_a_sequence(iris):
     with pytest.raises(TypeError, match="final step, LogisticRegression, has none"):
         SequenceGridSearch(make_pipeline(StandardScaler(), LogisticRegression()), {}).fit(

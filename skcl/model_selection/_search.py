@@ -5,6 +5,11 @@ whole *training* task sequence, is scored by its final average accuracy on
 the *validation* task sequence, and the best one is evaluated on the test
 sequence. Candidates are independent, so they run in parallel through
 joblib; any joblib backend works, including Dask's for a cluster.
+
+A pipeline of fitted feature extractors and a classifier is searched
+without re-running the extractors: when the grid only sets the final step,
+the sequences go through the leading steps once, and the candidates are
+clones of the final step learning the features.
 """
 
 import numbers
@@ -16,11 +21,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..pipeline import Pipeline
 from ._scoring import get_sequence_scorer
 from ._sequence import _learn, check_sequences, check_sequential_estimator, final_estimator
 
@@ -51,9 +57,21 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : skcl classifier, or a pipeline ending in one
-        Must have ``partial_fit``; sklearn's ``Pipeline`` has none, a
-        pipeline that learns task by task does. Its ``random_state`` is
+        Must have ``partial_fit``: scikit-learn's ``Pipeline`` has none,
+        :class:`skcl.pipeline.Pipeline` does. Its ``random_state`` is
         shared by every candidate, so an int gives reproducible results.
+
+        For an :class:`skcl.pipeline.Pipeline` whose grid names only
+        parameters of the final step (``<final step>__...``), the fitted
+        leading steps (e.g. a pre-trained feature extractor) transform the
+        training and validation sequences once, before any candidate
+        starts; each candidate is a clone of the final step, and the
+        leading steps are used as they are, neither cloned nor refitted.
+        Otherwise each candidate is a clone of the whole pipeline, and
+        clone resets every fitted step not wrapped in
+        :class:`~sklearn.frozen.FrozenEstimator`; a leading step that would
+        be unfitted raises :class:`~sklearn.exceptions.NotFittedError`
+        before any training.
     param_grid : dict or list of dicts
         Parameter names (``alpha``, or ``aqcclassifier__alpha`` for a
         pipeline step) mapped to non-empty lists of values, as in
@@ -106,7 +124,9 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
     best_score_ : float
     best_estimator_ : estimator
         The best candidate, trained on the training sequence. Only with
-        ``refit=True``.
+        ``refit=True``. When the leading steps of a pipeline transformed
+        the sequences once, a pipeline of those same step objects
+        followed by the best final step.
     scorer_ : SequenceScorer
     n_tasks_ : int
     classes_ : ndarray of shape (n_classes,)
@@ -154,7 +174,8 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         """Run every candidate through the training sequence and score it.
 
         Everything is checked before any training starts: the estimator,
-        the grid (names and values), the scoring and the sequences.
+        the grid (names and values), the scoring, the sequences and, for a
+        pipeline, that every candidate's leading steps are fitted.
 
         Parameters
         ----------
@@ -183,13 +204,35 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
             train_tasks, validation_tasks, classes, eval_name="validation_tasks"
         )
         n_candidates, n_tasks = len(candidates), len(train_tasks)
+        prefix = _uses_fitted_prefix(self.estimator, candidates)
+        # The candidates are clones of `learner`: the final step alone when the
+        # leading steps transform the sequences here, once for all.
+        learner = (
+            Pipeline([self.estimator.steps[-1]], verbose=self.estimator.verbose)
+            if prefix
+            else self.estimator
+        )
+        _check_candidates_can_learn(learner, candidates)
+        if prefix:
+            start = time.perf_counter()
+            train_tasks = [(self.estimator._transform_leading(X), y) for X, y in train_tasks]
+            validation_tasks = [
+                (self.estimator._transform_leading(X), y) for X, y in validation_tasks
+            ]
+            if self.verbose > 0:
+                print(
+                    f"[SequenceGridSearch] transformed the sequences once with the "
+                    f"fitted steps {[name for name, _ in self.estimator.steps[:-1]]} "
+                    f"({time.perf_counter() - start:.2f} s)",
+                    flush=True,
+                )
 
         parallel = Parallel(
             n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator"
         )
         results = parallel(
             delayed(_evaluate_candidate)(
-                self.estimator,
+                learner,
                 params,
                 train_tasks,
                 validation_tasks,
@@ -242,7 +285,9 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(scores[self.best_index_])
         if self.refit:
-            self.best_estimator_ = best_model
+            self.best_estimator_ = (
+                _with_final_step(self.estimator, best_model) if prefix else best_model
+            )
             self.classes_ = classes
         return self
 
@@ -323,6 +368,99 @@ def _check_param_grid(estimator, param_grid):
             except ValueError as exc:
                 raise ValueError(f"Invalid candidate {params}: {exc}") from exc
     return candidates
+
+
+def _addresses_final_step(name, final):
+    return name == final or name.startswith(final + "__")
+
+
+def _uses_fitted_prefix(estimator, candidates):
+    """Whether the leading steps can transform the sequences once for all.
+
+    True for an skcl Pipeline whose grid sets only its final step: every
+    candidate then shares the leading steps, and since ``partial_fit``
+    only transforms with them, their output is the same for all.
+
+    Raises
+    ------
+    NotFittedError
+        When the grid sets only the final step but a leading step is not
+        fitted: no candidate could learn anything.
+    """
+    if not isinstance(estimator, Pipeline):
+        return False
+    final = estimator.steps[-1][0]
+    if not all(_addresses_final_step(name, final) for params in candidates for name in params):
+        return False
+    estimator._check_leading_steps_fitted()
+    return True
+
+
+def _check_candidates_can_learn(learner, candidates):
+    """Build every candidate as it will be trained; fail now if one cannot learn.
+
+    A candidate is ``clone(learner).set_params(**params)``, and clone
+    resets a fitted step that is not frozen, so its ``partial_fit`` would
+    raise on the first task in every candidate.
+    """
+    if not isinstance(learner, Pipeline):
+        return
+    final = learner.steps[-1][0]
+    for params in candidates:
+        candidate, original, nested = clone(learner).set_params(**params), learner, False
+        while isinstance(candidate, Pipeline):
+            unfitted = candidate._unfitted_leading_step()
+            if unfitted is not None:
+                _, name, step = unfitted
+                own = dict(getattr(original, "steps", [])).get(name)
+                if own not in (None, "passthrough") and not _is_fitted(own):
+                    # The user's own step is unfitted: cloning is not to blame.
+                    original._check_leading_steps_fitted()
+                if nested:
+                    why = (
+                        f"every candidate is a clone of the final step {final!r}, and "
+                        f"clone resets the fitted steps of a pipeline nested in it unless "
+                        f"they are wrapped in sklearn.frozen.FrozenEstimator."
+                    )
+                else:  # the one-step learner of the fast path has no leading step
+                    leading = sorted(n for n in params if not _addresses_final_step(n, final))
+                    why = (
+                        f"the grid sets {leading}, outside the final step {final!r}, so "
+                        f"every candidate is a clone of the whole pipeline, and clone "
+                        f"resets every fitted step not wrapped in "
+                        f"sklearn.frozen.FrozenEstimator. As partial_fit never fits a "
+                        f"leading step, such a grid may only change steps that need no "
+                        f"fitting (e.g. a FunctionTransformer) or swap in fitted steps "
+                        f"wrapped in FrozenEstimator; a grid of '{final}__...' "
+                        f"parameters alone uses your fitted steps as they are."
+                    )
+                where = f"the pipeline nested in {final!r}" if nested else "the pipeline"
+                raise NotFittedError(
+                    f"Candidate {params} cannot learn: step {name!r} "
+                    f"({type(step).__name__}) of {where} would not be fitted, and "
+                    f"partial_fit only transforms with it: {why}"
+                )
+            # A pipeline nested as the final step is cloned with the candidate.
+            candidate, nested = candidate.steps[-1][1], True
+            original = getattr(original, "steps", [(None, None)])[-1][1]
+
+
+def _is_fitted(estimator):
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
+def _with_final_step(pipeline, final_step):
+    """``pipeline`` with its leading steps (the same objects) and a new final step.
+
+    ``final_step`` is the one-step pipeline a candidate trained.
+    """
+    params = pipeline.get_params(deep=False)
+    params["steps"] = list(pipeline.steps[:-1]) + [final_step.steps[-1]]
+    return type(pipeline)(**params)
 
 
 def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
