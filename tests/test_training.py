@@ -55,3 +55,36 @@ def test_aqc_second_task_minimises_the_quadratic_plus_nll(iris):
     reference = scipy_minimize(loss, center, method="L-BFGS-B").x
     assert loss(clf.theta_) - loss(reference) < 1e-5 * loss(reference)
     np.testing.assert_allclose(clf.theta_, reference, atol=5e-3)
+
+
+@pytest.mark.parametrize("track_path", [False, True])
+def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, track_path):
+    """minimize_stepwise (one jitted step per minibatch, for CNNs) and
+    minimize (one compiled scan) share the steps, minibatches and keys."""
+    from skcl._consolidation import DiagonalQuadratic, MAPObjective
+    from skcl._networks import MLP
+    from skcl._training import minimize, minimize_stepwise
+
+    X, y = iris.train[0]
+    X = np.concatenate([X, iris.train[1][0]]).astype(np.float32)
+    y = np.concatenate([y, iris.train[1][1]]).astype(np.int32)
+    network = MLP(4, (5,), 3)
+    objective = MAPObjective(network, "categorical")
+    prior = DiagonalQuadratic.prior(network.n_params, 1.0)
+    import jax
+
+    args = (objective, network.init(jax.random.PRNGKey(0)), (prior, 1.0), X, y,
+            np.ones(len(y), np.float32), jax.random.PRNGKey(1), 0.05)
+    kwargs = dict(n_epochs=7, batch_size=16, track_path=track_path)  # 64 samples: 4 batches
+    seen = []
+    compiled = minimize(*args, **kwargs)
+    stepwise = minimize_stepwise(*args, **kwargs, on_epoch=lambda e, loss: seen.append((e, loss)))
+    np.testing.assert_allclose(stepwise[0], compiled[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(stepwise[1], compiled[1], rtol=1e-5)
+    assert [e for e, _ in seen] == list(range(1, 8))
+    np.testing.assert_allclose([loss for _, loss in seen], compiled[1], rtol=1e-5)
+    assert np.abs(np.asarray(compiled[0]) - np.asarray(args[1])).max() > 0.1  # it learned
+    if track_path:
+        np.testing.assert_allclose(stepwise[2], compiled[2], rtol=1e-4, atol=1e-6)
+    else:
+        assert stepwise[2] is None and compiled[2] is None
