@@ -1,0 +1,12 @@
+"""Frozen pre-trained feature extractors for image task sequences.
+
+AQC and NC scale with the square of the number of parameters, so the paper
+learns image task sequences with one dense layer on the features of a CNN
+pre-trained on a similar task and then frozen (section IV).
+:class:`PretrainedFeatureExtractor` is that CNN as a scikit-learn
+transformer; chain it with a classifier in :class:`skcl.pipeline.Pipeline`.
+"""
+
+from ._extractor import PretrainedFeatureExtractor
+
+__all__ = ["PretrainedFeatureExtractor"]

@@ -1,0 +1,499 @@
+"""PretrainedFeatureExtractor: a CNN pre-trained on a similar task, then frozen.
+
+The paper's answer to AQC's and NC's cost in the network size (section
+II-D and IV): pre-train a CNN on a similar task (EMNIST Letters for Split
+MNIST, CIFAR-100 for Split CIFAR-10, BCN-12 for HAM), freeze it, and
+learn the task sequence continually with one dense layer on its features.
+"""
+
+import json
+import time
+import zipfile
+from functools import partial
+from numbers import Integral
+
+import jax
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_sample_weight,
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+)
+
+from .. import _likelihoods
+from .._consolidation import DiagonalQuadratic, MAPObjective
+from .._training import minimize_stepwise
+from ._architectures import ARCHITECTURES, ConvNet
+
+__all__ = ["PretrainedFeatureExtractor"]
+
+_WEIGHTS_FORMAT = "skcl.PretrainedFeatureExtractor"
+_WEIGHTS_VERSION = 1
+
+
+class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """A CNN pre-trained on a similar task, used frozen as a feature extractor.
+
+    ``fit(X, y)`` pre-trains the CNN with a dense classification head on a
+    pre-training task: the MAP estimate under a Gaussian prior, with
+    Adam, the cosine one-cycle schedule and shuffled minibatches — the same
+    jitted training loop as the continual-learning classifiers.
+    ``transform(X)`` returns the penultimate features, on which an skcl
+    classifier then learns the task sequence (paper, section IV)::
+
+        extractor = PretrainedFeatureExtractor("cnn4").fit(X_letters, y_letters)
+        model = Pipeline([("features", extractor), ("clf", AQCClassifier())])
+        for X, y in split_mnist.train:
+            model.partial_fit(X, y, classes=range(10))
+
+    Parameters
+    ----------
+    architecture : {"cnn4", "resnet18"}, default="cnn4"
+        The paper's networks (appendix B). "cnn4": two 3×3 convolutions
+        of 32 filters, each with group norm (32 groups), swish and 2×2
+        average pooling, then a dense layer of 64 swish units: 64
+        features (Split MNIST). "resnet18": a convolution of 32 filters
+        and 8 residual blocks of 64 to 512 filters with group norm and
+        swish: 512 features (Split CIFAR-10, HAM).
+    image_shape : tuple of int, default=None
+        (height, width) or (height, width, channels), used to read 2-D
+        input of shape (n_samples, height·width·channels) as images (e.g.
+        ``sklearn.datasets.load_digits().data`` with ``(8, 8)``). None:
+        3-D input (n, H, W) is one-channel, 4-D input (n, H, W, C) has C
+        channels, and 2-D input is read as one-row images of width
+        n_features.
+    n_epochs : int, default=20
+        Passes over the pre-training data (the paper: 20).
+    batch_size : int, default=64
+        Minibatch size of pre-training (the paper: 64).
+    learning_rate : float, default=0.01
+        Peak learning rate of Adam's one-cycle schedule (the paper: 0.01
+        on EMNIST Letters, 0.001 on CIFAR-100, 0.0001 on BCN-12).
+    prior_precision : float, default=1.0
+        Precision of the zero-mean Gaussian prior, ½·precision·‖θ‖² (the
+        paper: a standard Gaussian), divided over the minibatches.
+    class_weight : dict, "balanced" or None, default=None
+        Class weights of the pre-training cross entropy, for imbalanced
+        tasks: the paper weighs BCN-12's classes by m / n_i, which
+        "balanced" gives up to a constant factor (or pass
+        :func:`skcl.datasets.load_bcn12`'s ``class_weight``).
+    transform_batch_size : int, default=1024
+        Images per compiled forward pass of :meth:`transform`: memory
+        stays bounded by one batch (plus the output) whatever the input
+        size, and every call reuses one compilation.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation and the minibatch order; an int gives
+        identical weights run to run.
+    verbose : int, default=0
+        When positive, print the loss of each pre-training epoch and the
+        progress of long transforms.
+
+    Attributes
+    ----------
+    network_ : ConvNet
+        The architecture with the head, for the fitted image shape.
+    theta_ : ndarray of shape (n_params,)
+        The pre-trained parameters θ (feature extractor, then head).
+    classes_ : ndarray of shape (n_classes,)
+        Labels of the pre-training task.
+    image_shape_ : tuple of int
+        (height, width, channels) of the images.
+    n_features_in_ : int
+        height · width · channels.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X was a DataFrame with string column names.
+    loss_curve_ : ndarray of shape (n_epochs,)
+        Pre-training loss per epoch (summed NLL plus the prior).
+
+    See Also
+    --------
+    skcl.pipeline.Pipeline : chains the extractor with a classifier and
+        learns task by task with ``partial_fit``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from skcl.feature_extraction import PretrainedFeatureExtractor
+    >>> X, y = load_digits(return_X_y=True)
+    >>> extractor = PretrainedFeatureExtractor(
+    ...     "cnn4", image_shape=(8, 8), n_epochs=2, random_state=0
+    ... ).fit(X[y >= 5] / 16, y[y >= 5])
+    >>> extractor.transform(X[y < 5] / 16).shape
+    (901, 64)
+    """
+
+    def __init__(
+        self,
+        architecture="cnn4",
+        *,
+        image_shape=None,
+        n_epochs=20,
+        batch_size=64,
+        learning_rate=0.01,
+        prior_precision=1.0,
+        class_weight=None,
+        transform_batch_size=1024,
+        random_state=None,
+        verbose=0,
+    ):
+        self.architecture = architecture
+        self.image_shape = image_shape
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.prior_precision = prior_precision
+        self.class_weight = class_weight
+        self.transform_batch_size = transform_batch_size
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ API
+
+    def fit(self, X, y, sample_weight=None):
+        """Pre-train the CNN and its classification head on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, H, W), (n_samples, H, W, C) or (n_samples, n_features)
+            Images: uint8 (divided by 255) or float (used as given, e.g.
+            already in [0, 1]). 2-D input is read with ``image_shape``.
+        y : array-like of shape (n_samples,)
+            Labels of the pre-training task.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples in the cross entropy.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                "pre-training is supervised."
+            )
+        _check_feature_names(self, X, reset=True)
+        images = self._images(X)
+        y = column_or_1d(y, warn=True)
+        if len(y) != len(images):
+            raise ValueError(f"X has {len(images)} samples but y has {len(y)}.")
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+        sample_weight = _check_sample_weight(
+            sample_weight, images, dtype=np.float32, ensure_non_negative=True
+        )
+        weights = _likelihoods.likelihood_weights(
+            self.class_weight, classes, y_index, sample_weight
+        )
+        images = self._checked_batch(images)  # the whole task goes to the device
+        network = ConvNet(self.architecture, images.shape[1:], len(classes))
+        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+        init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
+        prior = DiagonalQuadratic.prior(network.n_params, self.prior_precision)
+        start = time.perf_counter()
+        # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
+        theta, losses, _ = minimize_stepwise(
+            MAPObjective(network, _likelihoods.CATEGORICAL),
+            network.init(init_key),
+            (prior, 1.0),
+            images,
+            y_index.astype(np.int32),
+            weights,
+            train_key,
+            float(self.learning_rate),
+            n_epochs=int(self.n_epochs),
+            batch_size=int(self.batch_size),
+            on_epoch=self._print_epoch if self.verbose else None,
+        )
+        theta, losses = np.asarray(theta), np.asarray(losses)
+        if not (np.all(np.isfinite(losses)) and np.all(np.isfinite(theta))):
+            raise ValueError(
+                "Pre-training diverged: the loss became non-finite (inf or NaN). Try a "
+                "smaller learning_rate, or scale the images to [0, 1]."
+            )
+        if self.verbose:
+            print(
+                f"[{type(self).__name__}] pre-trained {self.architecture} on "
+                f"{len(images)} images in {time.perf_counter() - start:.1f} s"
+            )
+        self._set_fitted(network, theta, classes)
+        self.loss_curve_ = losses
+        return self
+
+    def transform(self, X):
+        """Extract the penultimate features of ``X``, batch by batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, H, W), (n_samples, H, W, C) or (n_samples, n_features)
+            Images of the shape the extractor was fitted on. A NumPy
+            array (or memory map) is read one batch at a time, never
+            copied whole.
+
+        Returns
+        -------
+        features : ndarray of shape (n_samples, 64) for "cnn4", (n_samples, 512) for "resnet18"
+            float32.
+        """
+        check_is_fitted(self)
+        _check_feature_names(self, X, reset=False)
+        images = self._images(X, fitted_shape=self.image_shape_)
+        n_samples = len(images)
+        batch_size = int(self.transform_batch_size)
+        features = np.empty((n_samples, self.network_.n_features), np.float32)
+        start = time.perf_counter()
+        for begin in range(0, n_samples, batch_size):
+            batch = self._checked_batch(images[begin : begin + batch_size])
+            n = len(batch)
+            if n < batch_size:  # pad: every batch reuses one compilation
+                padding = np.zeros((batch_size - n, *batch.shape[1:]), batch.dtype)
+                batch = np.concatenate([batch, padding])
+            features[begin : begin + n] = np.asarray(
+                _features(self.network_, self.theta_, batch)
+            )[:n]
+            if self.verbose and (begin // batch_size) % 10 == 9:
+                print(
+                    f"[{type(self).__name__}] transformed {begin + n}/{n_samples} images "
+                    f"({time.perf_counter() - start:.1f} s)",
+                    flush=True,
+                )
+        return features
+
+    def score(self, X, y):
+        """Accuracy of the pre-training head on ``(X, y)``.
+
+        A check of the pre-training on held-out data (e.g. the pre-training
+        task's validation split), not of continual learning.
+
+        Parameters
+        ----------
+        X : array-like of images, as for :meth:`transform`
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self)
+        head = self.network_.unflatten(self.theta_)["head"]
+        logits = self.transform(X) @ head["w"] + head["b"]
+        predicted = self.classes_[np.argmax(logits, axis=1)]
+        return float(np.mean(predicted == column_or_1d(y)))
+
+    def save_weights(self, path):
+        """Write the pre-trained weights to a ``.npz`` file (no pickle).
+
+        The file holds θ, the classes of the pre-training task and a
+        JSON header (architecture, image shape); loading it runs no code.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Destination; NumPy appends ``.npz`` when missing.
+        """
+        check_is_fitted(self)
+        header = {
+            "format": _WEIGHTS_FORMAT,
+            "version": _WEIGHTS_VERSION,
+            "architecture": self.network_.architecture,
+            "image_shape": list(self.image_shape_),
+            "n_classes": len(self.classes_),
+            "n_params": self.network_.n_params,
+        }
+        classes = np.asarray(self.classes_)
+        if classes.dtype == object:  # strings: a unicode array needs no pickle
+            classes = classes.astype(str)
+        np.savez(path, header=np.array(json.dumps(header)), theta=self.theta_, classes=classes)
+
+    def load_weights(self, path):
+        """Restore weights written by :meth:`save_weights`; the extractor is then fitted.
+
+        The file must hold this ``architecture`` (and ``image_shape``, when
+        set); nothing in it is executed.
+
+        Parameters
+        ----------
+        path : str or path-like
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            When the file is not a readable skcl weights file, is
+            truncated or corrupted, or holds another architecture or
+            image shape. The extractor is then left unchanged.
+        """
+        self._check_params()
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                header = json.loads(str(stored["header"]))
+                theta = np.asarray(stored["theta"], np.float32)
+                classes = np.asarray(stored["classes"])
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+            raise ValueError(
+                f"{path} is not a readable skcl weights file ({type(error).__name__}: "
+                f"{error}); write one with PretrainedFeatureExtractor.save_weights."
+            ) from error
+        network = self._network_from_header(header, path)
+        if theta.shape != (network.n_params,) or len(classes) != network.n_classes:
+            raise ValueError(
+                f"{path} is corrupted: it holds {theta.size} parameters and "
+                f"{len(classes)} classes, but a {self.architecture} on "
+                f"{network.image_shape} images with {network.n_classes} classes has "
+                f"{network.n_params}."
+            )
+        if not np.all(np.isfinite(theta)):
+            raise ValueError(f"{path} is corrupted: its weights are not all finite.")
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+        self._set_fitted(network, theta, classes)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        tags.input_tags.three_d_array = True
+        return tags
+
+    # ------------------------------------------------------------ internals
+
+    def _check_params(self):
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(
+                f"architecture must be one of {sorted(ARCHITECTURES)}, got {self.architecture!r}."
+            )
+        for name in ("n_epochs", "batch_size", "transform_batch_size"):
+            value = getattr(self, name)
+            if not (isinstance(value, Integral) and value >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        for name in ("learning_rate", "prior_precision"):
+            value = getattr(self, name)
+            if not (np.isscalar(value) and np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number, got {value!r}.")
+        _likelihoods.check_class_weight(self.class_weight)
+        self._declared_image_shape()
+
+    def _declared_image_shape(self):
+        """``image_shape`` as (H, W, C), or None."""
+        shape = self.image_shape
+        if shape is None:
+            return None
+        try:
+            shape = tuple(int(s) for s in shape)
+        except (TypeError, ValueError):
+            shape = ()
+        if len(shape) not in (2, 3) or min(shape) < 1:
+            raise ValueError(
+                f"image_shape must be (height, width) or (height, width, channels) of "
+                f"positive integers, got {self.image_shape!r}."
+            )
+        return shape if len(shape) == 3 else (*shape, 1)
+
+    def _images(self, X, *, fitted_shape=None):
+        """``X`` as an (n, H, W, C) array, without copying a NumPy array.
+
+        Values are checked batch by batch later (:meth:`_checked_batch`),
+        so that a large uint8 array or memory map is never converted whole.
+        ``fitted_shape``: the image shape the images must have (after fit).
+        """
+        if sp.issparse(X) or not hasattr(X, "dtype") or hasattr(X, "iloc"):
+            # Lists, DataFrames and sparse input (which it rejects) go
+            # through check_array; NumPy arrays are used as they are.
+            X = check_array(X, allow_nd=True, dtype=None, ensure_all_finite=False)
+        if X.ndim < 2 or X.ndim > 4:
+            raise ValueError(
+                f"Expected images of shape (n, H, W) or (n, H, W, C), or a 2D array of "
+                f"flattened images; got an array of shape {X.shape}. Reshape your data either using "
+                "array.reshape(-1, 1) if your data has a single feature or "
+                "array.reshape(1, -1) if it contains a single sample."
+            )
+        if len(X) == 0:
+            raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+        if X.ndim == 3:
+            X = X[..., None]
+        declared = self._declared_image_shape()
+        if X.ndim == 2:
+            # Flattened rows: as fitted, else as declared, else one-row images.
+            shape = fitted_shape or declared or (1, X.shape[1], 1)
+            if np.prod(shape) == X.shape[1]:
+                X = X.reshape(len(X), *shape)
+        shape = tuple(int(s) for s in X.shape[1:])
+        expected = fitted_shape or declared
+        if expected is not None and shape != expected:
+            n_features, n_expected = int(np.prod(shape)), int(np.prod(expected))
+            raise ValueError(
+                f"X has {n_features} features, but {type(self).__name__} is expecting "
+                f"{n_expected} features as input: images of shape {expected} "
+                f"(height, width, channels), got {shape}."
+            )
+        return X
+
+    @staticmethod
+    def _checked_batch(images):
+        """A batch of images as uint8 or float32, rejecting NaN and inf."""
+        dtype = np.uint8 if images.dtype == np.uint8 else np.float32
+        flat = check_array(images.reshape(len(images), -1), dtype=dtype)
+        return flat.reshape(images.shape)
+
+    def _network_from_header(self, header, path):
+        """The ConvNet a weights file's header describes, if it fits this extractor."""
+        if not isinstance(header, dict) or header.get("format") != _WEIGHTS_FORMAT:
+            raise ValueError(f"{path} is not an skcl PretrainedFeatureExtractor weights file.")
+        if header.get("version") != _WEIGHTS_VERSION:
+            raise ValueError(
+                f"{path} has weights format version {header.get('version')!r}; this skcl "
+                f"reads version {_WEIGHTS_VERSION}."
+            )
+        if header.get("architecture") != self.architecture:
+            raise ValueError(
+                f"{path} holds a {header.get('architecture')!r} extractor, but this one's "
+                f"architecture is {self.architecture!r}."
+            )
+        try:
+            image_shape = tuple(int(s) for s in header["image_shape"])
+            n_classes = int(header["n_classes"])
+            if len(image_shape) != 3 or min(image_shape) < 1 or n_classes < 1:
+                raise ValueError("out of range")
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(
+                f"{path} is corrupted: its header lacks a valid image shape or number "
+                f"of classes ({error})."
+            ) from error
+        wanted = self._declared_image_shape()
+        if wanted is not None and wanted != image_shape:
+            raise ValueError(
+                f"{path} was trained on images of shape {image_shape}, but this "
+                f"extractor's image_shape is {wanted}."
+            )
+        return ConvNet(self.architecture, image_shape, n_classes)
+
+    def _print_epoch(self, epoch, loss):
+        print(
+            f"[{type(self).__name__}] {time.strftime('%H:%M:%S')} epoch "
+            f"{epoch}/{self.n_epochs}: loss {loss:.5g}",
+            flush=True,
+        )
+
+    def _set_fitted(self, network, theta, classes):
+        self.network_ = network
+        self.theta_ = theta
+        self.classes_ = classes
+        self.image_shape_ = network.image_shape
+        self.n_features_in_ = int(np.prod(network.image_shape))
+        self._n_features_out = network.n_features
+
+
+@partial(jax.jit, static_argnums=0)
+def _features(network, theta, images):
+    return network.features(theta, images)
