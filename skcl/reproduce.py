@@ -1,9 +1,16 @@
-"""The paper's experiments on the classical task sequences (Table I(a)).
+"""The paper's experiments: Table I's task sequences, methods and grids.
 
 The protocol (paper, section IV and appendix D): for each method, every
 hyperparameter setting of its grid learns the training task sequence and
 is scored by final average accuracy on the validation sequence; the best
 one is evaluated by final average accuracy on the test sequence.
+
+Classical sequences (Table I(a)) learn on the raw features with softmax
+regression (SR) or the paper's FCNN. Image sequences (Table I(b)) first
+pre-train a :class:`~skcl.feature_extraction.PretrainedFeatureExtractor`
+on a similar task, freeze it, and learn the sequence with one dense layer
+on its features; :data:`SEQUENCES` names the paper's pre-training task of
+each and the offline stand-ins (:data:`PRETRAINING`).
 
 :data:`METHODS` is the registry of Table I's rows: the estimator (looked
 up lazily in :mod:`skcl`, so a method whose estimator is not in this build
@@ -25,15 +32,19 @@ import numpy as np
 from . import datasets
 from .metrics import task_accuracies
 from .model_selection import SequenceGridSearch
+from .pipeline import make_pipeline
 
 __all__ = [
     "METHODS",
     "SEQUENCES",
     "GROUPS",
+    "PRETRAINING",
     "Method",
+    "Pretraining",
     "TaskSequence",
     "columns_for",
     "format_table",
+    "pretrained_extractor",
     "reproduce",
     "run_column",
     "write_results",
@@ -60,6 +71,17 @@ class Method:
         Table I(a)'s test final average accuracy (%) by column label.
     reference : dict
         The paper's public code run on a 2-core CPU (REFERENCE-RESULTS).
+
+    Examples
+    --------
+    >>> from skcl.reproduce import METHODS
+    >>> aqc = next(m for m in METHODS if m.name == "AQC")
+    >>> aqc.key, aqc.param_grid
+    ('aqc', {'alpha': [1, 10, 100, 1000, 10000]})
+    >>> aqc.resolve().__name__
+    'AQCClassifier'
+    >>> aqc.paper["Iris SR"]
+    66.6667
     """
 
     name: str
@@ -89,56 +111,151 @@ class Method:
         return getattr(module, name, None)
 
 
-def _row(*values):
+def _row(*values, images=()):
+    """Column label → value: Table I(a)'s (and 2D Iris), then Table I(b)'s."""
     labels = ["Iris SR", "Iris FCNN", "Wine SR", "Wine FCNN", "2D Iris SR", "2D Iris FCNN"]
-    return {label: value for label, value in zip(labels, values) if value is not None}
+    image_labels = ["CI MNIST", "CI CIFAR-10", "CI HAM-8", "DI MNIST", "DI CIFAR-8", "DI HAM-6"]
+    pairs = [*zip(labels, values), *zip(image_labels, images)]
+    return {label: value for label, value in pairs if value is not None}
 
 
 _T = 100 / 3  # 33.33 %: only the last task's class is ever predicted
 
+#: Table I's rows in the paper's order, one :class:`Method` each: Joint,
+#: Fine-tuning, G-VCL, GM-VCL, G-SFSVI, EWC, SI, AQC and NC, with their
+#: appendix-D grids and the numbers of the paper and of its public code.
 METHODS = (
     Method("Joint", "JointClassifier", {},
-           _row(96.6667, 100.0, 91.1111, 91.1111),
+           _row(96.6667, 100.0, 91.1111, 91.1111,
+                images=(95.1077, 76.2500, 43.0531, 93.4338, 96.6250, 68.3237)),
            _row(96.67, 100.0, 91.11, 93.89, 93.33, 93.33)),
     Method("Fine-tuning", "FineTuningClassifier", {},
-           _row(_T, _T, _T, _T), _row(_T, _T, _T, _T, _T, _T)),
+           _row(_T, _T, _T, _T, images=(19.8382, 19.0400, 21.9512, 64.4789, 89.6250, 63.8068)),
+           _row(_T, _T, _T, _T, _T, _T)),
     Method("G-VCL", "GVCLClassifier", {},
-           _row(_T, _T, _T, _T), _row(_T, _T, _T, _T, _T, _T)),
+           _row(_T, _T, _T, _T, images=(25.8657, 19.0100, 21.6463, 80.1092, 92.9000, 63.3071)),
+           _row(_T, _T, _T, _T, _T, _T)),
     Method("GM-VCL", "GMVCLClassifier", {},
-           _row(_T, _T, _T, _T), _row(_T, _T, _T, _T, _T, _T)),
+           _row(_T, _T, _T, _T, images=(25.2141, 18.9800, 21.0366, 77.3996, 92.6000, 63.6112)),
+           _row(_T, _T, _T, _T, _T, _T)),
     Method("G-SFSVI", "GSFSVIClassifier", {},
-           _row(66.6667, _T, _T, _T), _row(66.67, _T, _T, _T, 66.67, 66.67)),
+           _row(66.6667, _T, _T, _T,
+                images=(51.1918, 32.8000, 34.6563, 72.5471, 91.2375, 63.3381)),
+           _row(66.67, _T, _T, _T, 66.67, 66.67)),
     Method("EWC", "EWCClassifier", {"alpha": LAMBDAS},
-           _row(63.3333, _T, 46.6667, _T), _row(63.33, _T, 46.67, _T, 63.33, 66.67)),
+           _row(63.3333, _T, 46.6667, _T,
+                images=(73.3744, 31.9400, 30.8636, 82.9540, 94.6625, 63.8068)),
+           _row(63.33, _T, 46.67, _T, 63.33, 66.67)),
     Method("SI", "SIClassifier", {"alpha": LAMBDAS, "damping": [0.1, 1.0, 10.0]},
-           _row(_T, _T, _T, _T), _row(_T, _T, _T, _T, _T, 66.67)),
+           _row(_T, _T, _T, _T, images=(30.2364, 27.0500, 21.6463, 79.4063, 95.0750, 64.0020)),
+           _row(_T, _T, _T, _T, _T, 66.67)),
     Method("AQC", "AQCClassifier", {"alpha": LAMBDAS},
-           _row(66.6667, 63.3333, 49.6032, 33.3333), _row(66.67, 66.67, 49.60, _T, 66.67, 43.33)),
+           _row(66.6667, 63.3333, 49.6032, 33.3333,
+                images=(92.5394, 61.3100, 41.6660, 90.9951, 96.2000, 66.1442)),
+           _row(66.67, 66.67, 49.60, _T, 66.67, 43.33)),
     Method("NC", "NCClassifier", {"alpha": LAMBDAS, "radius": [1.0, 10.0, 100.0]},
-           _row(93.3333, 63.3333, 62.6984, 48.2540), _row(93.33, 50.0, 58.41, 40.56, 86.67, 90.0)),
+           _row(93.3333, 63.3333, 62.6984, 48.2540,
+                images=(77.5334, 40.2500, 24.1040, 89.9168, 93.8000, 62.2400)),
+           _row(93.33, 50.0, 58.41, 40.56, 86.67, 90.0)),
 )
 
 
 @dataclass(frozen=True)
+class Pretraining:
+    """A pre-training task and the extractor's settings for it (appendix C).
+
+    Attributes
+    ----------
+    key : str
+        Command-line name, e.g. "emnist-letters".
+    label : str
+        E.g. "EMNIST Letters".
+    loader : callable
+        ``loader(root, download=...)`` → Bunch with ``train`` and
+        ``validation`` (X, y) pairs (and ``class_weight`` for BCN-12).
+    architecture : {"cnn4", "resnet18"}
+    learning_rate : float
+    n_epochs, batch_size : int
+        The paper: 20 epochs of minibatches of 64.
+    """
+
+    key: str
+    label: str
+    loader: object
+    architecture: str
+    learning_rate: float
+    n_epochs: int = 20
+    batch_size: int = 64
+
+
+PRETRAINING = {
+    option.key: option
+    for option in [
+        Pretraining("emnist-letters", "EMNIST Letters", datasets.load_emnist_letters, "cnn4", 0.01),
+        Pretraining("fashion-mnist", "Fashion-MNIST", datasets.load_fashion_mnist, "cnn4", 0.01),
+        Pretraining("mnist", "MNIST", datasets.load_mnist, "cnn4", 0.01),
+        Pretraining("cifar-100", "CIFAR-100", datasets.load_cifar100, "resnet18", 0.001),
+        Pretraining("bcn-12", "BCN-12", datasets.load_bcn12, "resnet18", 0.0001),
+    ]
+}
+"""Pre-training tasks by command-line name."""
+
+
+@dataclass(frozen=True)
 class TaskSequence:
-    """A classical task sequence and the paper's training settings for it."""
+    """A task sequence of Table I and the paper's training settings for it.
+
+    Attributes
+    ----------
+    key : str
+        Command-line name, e.g. "ci-split-iris".
+    label : str
+        The column's label stem, e.g. "Iris" (classical) or "CI MNIST".
+    loader : callable
+        Returns the Bunch of ``train``, ``validation`` and ``test`` task
+        sequences (image loaders take ``root`` and ``download``).
+    learning_rate : float
+        The paper's base learning rate for the sequence.
+    fcnn_hidden : tuple of int or None
+        Hidden layers of the paper's FCNN; None for image sequences, which
+        learn one dense layer on extracted features.
+    batch_size, n_epochs : int
+    pretraining : tuple of str
+        Keys of :data:`PRETRAINING` that may pre-train the extractor, the
+        paper's first; empty for classical sequences.
+    """
 
     key: str
     label: str
     loader: object
     learning_rate: float
-    fcnn_hidden: tuple
+    fcnn_hidden: tuple = None
     batch_size: int = 16
     n_epochs: int = 100
+    pretraining: tuple = ()
+
+    @property
+    def models(self):
+        """The column models: "sr" and "fcnn", or "sr" alone on features."""
+        return ("sr",) if self.fcnn_hidden is None else ("sr", "fcnn")
 
     def settings(self, model):
         """Estimator parameters for model "sr" (softmax regression) or "fcnn"."""
-        return {
+        settings = {
             "hidden_layer_sizes": () if model == "sr" else self.fcnn_hidden,
             "learning_rate": self.learning_rate,
             "batch_size": self.batch_size,
             "n_epochs": self.n_epochs,
         }
+        if self.pretraining:
+            # Appendix C: G-SFSVI's inducing points on extracted features.
+            settings["inducing_bounds"] = (-1.0, 6.0)
+        return settings
+
+
+def _image(key, label, loader, learning_rate, pretraining):
+    return TaskSequence(key, label, loader, learning_rate, batch_size=64, n_epochs=20,
+                        pretraining=pretraining)
 
 
 SEQUENCES = {
@@ -147,33 +264,79 @@ SEQUENCES = {
         TaskSequence("ci-split-iris", "Iris", datasets.load_ci_split_iris, 0.1, (4,)),
         TaskSequence("ci-split-wine", "Wine", datasets.load_ci_split_wine, 0.01, (16,)),
         TaskSequence("ci-split-2d-iris", "2D Iris", datasets.load_ci_split_2d_iris, 0.1, (4,)),
+        _image("ci-split-mnist", "CI MNIST", datasets.load_ci_split_mnist, 0.01,
+               ("emnist-letters", "fashion-mnist", "mnist")),
+        _image("di-split-mnist", "DI MNIST", datasets.load_di_split_mnist, 0.01,
+               ("emnist-letters", "fashion-mnist", "mnist")),
+        _image("ci-split-cifar10", "CI CIFAR-10", datasets.load_ci_split_cifar10, 0.01,
+               ("cifar-100",)),
+        _image("di-split-cifar8", "DI CIFAR-8", datasets.load_di_split_cifar8, 0.01,
+               ("cifar-100",)),
+        _image("ci-split-ham8", "CI HAM-8", datasets.load_ci_split_ham8, 0.001, ("bcn-12",)),
+        _image("di-split-ham6", "DI HAM-6", datasets.load_di_split_ham6, 0.001, ("bcn-12",)),
+        # Not in the paper: Split MNIST's mirror, for the reverse pairing.
+        _image("ci-split-fashion-mnist", "CI Fashion-MNIST", datasets.load_ci_split_fashion_mnist,
+               0.01, ("mnist", "fashion-mnist")),
+        _image("di-split-fashion-mnist", "DI Fashion-MNIST", datasets.load_di_split_fashion_mnist,
+               0.01, ("mnist", "fashion-mnist")),
     ]
 }
 
 MODELS = ("sr", "fcnn")
 
-#: Named groups of (sequence, model) columns. "classical" is Table I(a).
+#: Named groups of (sequence, model) columns. "classical" is Table I(a),
+#: "images" Table I(b).
 GROUPS = {
     "classical": [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),
                   ("ci-split-wine", "sr"), ("ci-split-wine", "fcnn")],
+    "mnist": [("ci-split-mnist", "sr"), ("di-split-mnist", "sr")],
+    "fashion-mnist": [("ci-split-fashion-mnist", "sr"), ("di-split-fashion-mnist", "sr")],
+    "images": [(key, "sr") for key in ("ci-split-mnist", "ci-split-cifar10", "ci-split-ham8",
+                                       "di-split-mnist", "di-split-cifar8", "di-split-ham6")],
 }
 
 
 def column_label(sequence, model):
-    """E.g. "Iris SR"."""
-    return f"{SEQUENCES[sequence].label} {model.upper()}"
+    """E.g. "Iris SR"; image sequences have one model: "CI MNIST"."""
+    seq = SEQUENCES[sequence]
+    return seq.label if seq.pretraining else f"{seq.label} {model.upper()}"
 
 
 def columns_for(sequence, model="both"):
-    """The (sequence, model) columns that ``skcl reproduce`` runs."""
+    """The (sequence, model) columns that ``skcl reproduce`` runs.
+
+    Parameters
+    ----------
+    sequence : str
+        A key of :data:`SEQUENCES` or of :data:`GROUPS` (e.g. "classical",
+        Table I(a); "images", Table I(b)).
+    model : {"sr", "fcnn", "both"}, default="both"
+        Image sequences have the "sr" column only (one dense layer on
+        the extracted features).
+
+    Returns
+    -------
+    list of (str, str)
+        ``(sequence, model)`` pairs, in the table's order.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import columns_for
+    >>> columns_for("classical", "sr")
+    [('ci-split-iris', 'sr'), ('ci-split-wine', 'sr')]
+    >>> columns_for("ci-split-2d-iris")
+    [('ci-split-2d-iris', 'sr'), ('ci-split-2d-iris', 'fcnn')]
+    """
     models = MODELS if model == "both" else (model,)
     if sequence in GROUPS:
-        return [(s, m) for s, m in GROUPS[sequence] if m in models]
-    if sequence not in SEQUENCES:
+        columns = GROUPS[sequence]
+    elif sequence in SEQUENCES:
+        columns = [(sequence, m) for m in SEQUENCES[sequence].models]
+    else:
         raise ValueError(
             f"Unknown task sequence {sequence!r}; choose from {sorted(SEQUENCES) + sorted(GROUPS)}."
         )
-    return [(sequence, m) for m in models]
+    return [(s, m) for s, m in columns if m in models]
 
 
 def select_methods(names=None):
@@ -192,8 +355,100 @@ def select_methods(names=None):
     return [m for m in METHODS if m.key in wanted]
 
 
+def pretrained_extractor(pretraining, *, root=None, download=False, weights=None, cache_dir=None,
+                         random_state=0, log=None):
+    """The frozen feature extractor of an image sequence, pre-trained once.
+
+    In order: the ``weights`` file if given; else the cached weights in
+    ``cache_dir`` from an earlier run with the same settings; else the
+    extractor is pre-trained on the pre-training task's training split
+    (appendix C's settings) and, with ``cache_dir``, saved there.
+
+    Parameters
+    ----------
+    pretraining : str
+        A key of :data:`PRETRAINING`, e.g. "fashion-mnist".
+    root : str or path-like, default=None
+        Data folder of the image loaders (see
+        :func:`skcl.datasets.get_data_home`).
+    download : bool, default=False
+        Let torchvision download a missing pre-training dataset.
+    weights : str or path-like, default=None
+        A file written by
+        :meth:`~skcl.feature_extraction.PretrainedFeatureExtractor.save_weights`.
+    cache_dir : str or path-like, default=None
+        Folder where pre-trained weights are kept between runs.
+    random_state : int, default=0
+        Seed of the pre-training.
+    log : callable, default=None
+        Called with progress lines.
+
+    Returns
+    -------
+    extractor : PretrainedFeatureExtractor
+        Fitted.
+    info : dict
+        ``pretraining`` (label), ``source`` ("file", "cache" or
+        "pre-trained"), ``path``, and for a fresh pre-training its time
+        ``pretrain_time_s`` and ``validation_accuracy`` on the task's
+        validation split.
+    """
+    from .feature_extraction import PretrainedFeatureExtractor
+
+    if pretraining not in PRETRAINING:
+        raise ValueError(
+            f"Unknown pre-training task {pretraining!r}; choose from {sorted(PRETRAINING)}."
+        )
+    option = PRETRAINING[pretraining]
+    extractor = PretrainedFeatureExtractor(
+        option.architecture, n_epochs=option.n_epochs, batch_size=option.batch_size,
+        learning_rate=option.learning_rate, random_state=random_state, verbose=int(bool(log)),
+    )
+    info = {"pretraining": option.label, "architecture": option.architecture}
+    cached = None
+    if cache_dir is not None:
+        cached = Path(cache_dir) / (
+            f"{option.key}_{option.architecture}_{option.n_epochs}epochs_seed{random_state}.npz"
+        )
+    if weights is not None:
+        extractor.load_weights(weights)
+        info.update(source="file", path=str(weights))
+    elif cached is not None and cached.is_file():
+        extractor.load_weights(cached)
+        info.update(source="cache", path=str(cached))
+    else:
+        data = option.loader(root, download=download)
+        if log:
+            log(f"Pre-training {option.architecture} on {option.label} "
+                f"({len(data.train[1])} images, {option.n_epochs} epochs)")
+        # BCN-12's loader gives the paper's m / n_i class weights.
+        extractor.set_params(class_weight=data.get("class_weight"))
+        start = time.perf_counter()
+        extractor.fit(*data.train)
+        info.update(
+            source="pre-trained", pretrain_time_s=time.perf_counter() - start,
+            validation_accuracy=100 * extractor.score(*data.validation),
+        )
+        if cached is not None:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            extractor.save_weights(cached)
+            info["path"] = str(cached)
+    extractor.set_params(verbose=0)
+    if log:
+        where = info.get("path", "memory")
+        extra = (f", {info['pretrain_time_s']:.0f} s, validation accuracy "
+                 f"{info['validation_accuracy']:.2f} %" if "pretrain_time_s" in info else "")
+        log(f"Extractor: {option.architecture} pre-trained on {option.label} ({info['source']}: "
+            f"{where}{extra})")
+    return extractor, info
+
+
+def _transform_tasks(extractor, tasks):
+    return [(extractor.transform(X), y) for X, y in tasks]
+
+
 def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, log=None,
-               verbose=0):
+               verbose=0, root=None, download=False, pretraining=None, extractor=None):
     """Run the protocol for one column of Table I.
 
     Parameters
@@ -201,17 +456,28 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
     sequence : str
         A key of :data:`SEQUENCES`, e.g. "ci-split-iris".
     model : {"sr", "fcnn"}
-        Softmax regression or the paper's FCNN for that sequence.
+        Softmax regression or the paper's FCNN for that sequence (image
+        sequences: "sr", one dense layer on the extracted features).
     methods : list of Method, default=None
         Default: all of :data:`METHODS`.
     n_jobs : int, default=None
         Parallel candidates of each grid search.
     random_state : int, default=0
-        Seed of every estimator.
+        Seed of every estimator (and of the extractor's pre-training).
     log : callable, default=None
         Called with one progress line per method.
     verbose : int, default=0
         Passed to the search (one line per candidate when positive).
+    root, download
+        Where the image loaders read, and whether torchvision may
+        download (image sequences only).
+    pretraining : str, default=None
+        Image sequences: the pre-training task, a key of
+        :data:`PRETRAINING` among the sequence's ``pretraining`` (default:
+        the paper's).
+    extractor : tuple, default=None
+        Image sequences: an ``(extractor, info)`` pair from
+        :func:`pretrained_extractor` to use instead of pre-training here.
 
     Returns
     -------
@@ -219,17 +485,46 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
         One per method: chosen parameters, validation and test final
         average accuracy (%), per-task test accuracies, timings, the
         paper's and the reference code's numbers, and the grid's scores.
+        Image columns also name the pre-training task.
     models : dict
         Method name → the selected estimator, trained on the training
-        sequence.
+        sequence (for image sequences, a pipeline of the extractor and
+        the classifier).
     """
     seq = SEQUENCES[sequence]
-    data = seq.loader()
     label = column_label(sequence, model)
+    common = {"sequence": sequence, "model": model, "column": label}
+    if seq.pretraining:
+        pretraining = pretraining or seq.pretraining[0]
+        if pretraining not in seq.pretraining:
+            raise ValueError(
+                f"{sequence} is pre-trained on one of {list(seq.pretraining)}, not {pretraining!r}."
+            )
+        if extractor is None:
+            extractor = pretrained_extractor(
+                pretraining, root=root, download=download, random_state=random_state, log=log
+            )
+        extractor, info = extractor
+        data = seq.loader(root, download=download)
+        start = time.perf_counter()
+        # Frozen features: transformed once, shared by every method and candidate.
+        train, validation, test = (
+            _transform_tasks(extractor, tasks) for tasks in (data.train, data.validation, data.test)
+        )
+        transform_time = time.perf_counter() - start
+        if log:
+            n_images = sum(len(y) for tasks in (data.train, data.validation, data.test)
+                           for _, y in tasks)
+            log(f"[{label}] features of {n_images} images in {transform_time:.1f} s")
+        common.update(pretraining=info["pretraining"], paper_pretraining=PRETRAINING[
+            seq.pretraining[0]].label, transform_time_s=transform_time)
+    else:
+        data = seq.loader()
+        train, validation, test = data.train, data.validation, data.test
     rows, models = [], {}
     for method in methods or METHODS:
         row = {
-            "sequence": sequence, "model": model, "column": label, "method": method.name,
+            **common, "method": method.name,
             "paper": method.paper.get(label), "reference": method.reference.get(label),
         }
         cls = method.resolve()
@@ -245,15 +540,15 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
         estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
         start = time.perf_counter()
         search = SequenceGridSearch(estimator, method.param_grid, n_jobs=n_jobs, verbose=verbose)
-        search.fit(data.train, data.validation, classes=data.classes)
+        search.fit(train, validation, classes=data.classes)
         elapsed = time.perf_counter() - start
-        test = task_accuracies(search.best_estimator_, data.test)
+        test_accuracies = task_accuracies(search.best_estimator_, test)
         row.update(
             available=True,
             best_params=search.best_params_,
             validation=100 * search.best_score_,
-            test=100 * float(np.mean(test)),
-            test_task_accuracies=[100 * float(a) for a in test],
+            test=100 * float(np.mean(test_accuracies)),
+            test_task_accuracies=[100 * float(a) for a in test_accuracies],
             n_candidates=len(search.cv_results_["params"]),
             search_time_s=elapsed,
             grid=[
@@ -266,7 +561,8 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
             ],
         )
         rows.append(row)
-        models[method.name] = search.best_estimator_
+        best = search.best_estimator_
+        models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
         if log:
             paper = "–" if row["paper"] is None else f"{row['paper']:.2f}"
             log(
@@ -279,8 +575,13 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
 
 
 def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state=0, log=None,
-              verbose=0):
+              verbose=0, root=None, download=False, pretraining=None, extractor_weights=None,
+              cache_dir=None):
     """Run every column of ``sequence`` (see :func:`columns_for`).
+
+    Image sequences pre-train their extractor once per pre-training task
+    (or load ``extractor_weights``, or the weights cached in
+    ``cache_dir`` by an earlier run) and share it between columns.
 
     Returns
     -------
@@ -289,11 +590,36 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
     models : dict
         (sequence, model) → {method name → selected estimator}.
     """
-    rows, models = [], {}
-    for seq, mod in columns_for(sequence, model):
+    columns = columns_for(sequence, model)
+    keys = {}  # image column → its pre-training task
+    for seq, _ in columns:
+        options = SEQUENCES[seq].pretraining
+        if options:
+            keys[seq] = pretraining if pretraining in options else options[0]
+    if pretraining is not None and pretraining not in keys.values():
+        raise ValueError(
+            f"No task sequence of {sequence!r} is pre-trained on {pretraining!r}; they take "
+            f"{sorted({o for seq, _ in columns for o in SEQUENCES[seq].pretraining})}."
+        )
+    if extractor_weights is not None and len(set(keys.values())) != 1:
+        raise ValueError(
+            "extractor_weights needs image sequences that share one pre-training task; "
+            f"{sequence!r} uses {sorted(set(keys.values())) or 'none'}."
+        )
+    rows, models, extractors = [], {}, {}
+    for seq, mod in columns:
+        extractor = None
+        if seq in keys:
+            key = keys[seq]
+            if key not in extractors:
+                extractors[key] = pretrained_extractor(
+                    key, root=root, download=download, weights=extractor_weights,
+                    cache_dir=cache_dir, random_state=random_state, log=log,
+                )
+            extractor = extractors[key]
         column_rows, column_models = run_column(
             seq, mod, methods, n_jobs=n_jobs, random_state=random_state, log=log,
-            verbose=verbose,
+            verbose=verbose, root=root, download=download, extractor=extractor,
         )
         rows += column_rows
         models[seq, mod] = column_models
@@ -307,9 +633,30 @@ def _fmt(value):
 def format_table(rows):
     """Table I's layout: methods down, columns across, ``ours / paper / ref``.
 
-    ``paper`` is Table I(a) (it has no 2D Iris column); ``ref`` is the
-    paper's public code on a 2-core CPU; "n/a" marks a method this build
-    of skcl lacks.
+    ``paper`` is Table I (it has no 2D Iris column and no Fashion-MNIST
+    column); ``ref`` is the paper's public code on a 2-core CPU (classical
+    sequences only); "n/a" marks a method this build of skcl lacks. Image
+    columns get a footnote naming the extractor's pre-training task, and
+    whether it is the paper's.
+
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`run_column` or :func:`reproduce`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from skcl.reproduce import METHODS, format_table, run_column
+    >>> rows, _ = run_column("ci-split-iris", "sr", [m for m in METHODS if m.name == "Joint"])
+    >>> print(format_table(rows))
+    Test final average accuracy (%): ours / paper's Table I / paper's code on 2 cores
+    method        Iris SR
+             ours / paper / ref
+    Joint  96.67 / 96.67 / 96.67
     """
     columns = list(dict.fromkeys(row["column"] for row in rows))
     methods = list(dict.fromkeys(row["method"] for row in rows))
@@ -323,7 +670,7 @@ def format_table(rows):
     width = max(len(text) for text in [subheader, *columns, *cells.values()])
     name_width = max(len("method"), *(len(m) for m in methods))
     lines = [
-        "Test final average accuracy (%): ours / paper's Table I(a) / paper's code on 2 cores",
+        "Test final average accuracy (%): ours / paper's Table I / paper's code on 2 cores",
         "  ".join(["method".ljust(name_width)] + [c.center(width) for c in columns]),
         "  ".join([" " * name_width] + [subheader.center(width)] * len(columns)),
     ]
@@ -332,12 +679,19 @@ def format_table(rows):
             [method.ljust(name_width)]
             + [cells.get((method, column), "").rjust(width) for column in columns]
         ))
+    for column in columns:
+        row = next(r for r in rows if r["column"] == column)
+        if "pretraining" in row:
+            ours, papers = row["pretraining"], row["paper_pretraining"]
+            note = "as in the paper" if ours == papers else f"the paper: {papers}"
+            lines.append(f"{column}: features of an extractor pre-trained on {ours} ({note}).")
     return "\n".join(lines)
 
 
 _CSV_FIELDS = [
     "sequence", "model", "column", "method", "available", "best_params", "validation",
     "test", "test_task_accuracies", "paper", "reference", "n_candidates", "search_time_s",
+    "pretraining", "paper_pretraining", "transform_time_s",
 ]
 
 
@@ -346,9 +700,31 @@ def write_results(rows, output, stem, *, meta=None):
     (everything, including every candidate's validation score) and
     ``<stem>.txt`` (the table) into the folder ``output``.
 
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`run_column` or :func:`reproduce`.
+    output : str or path-like
+        The folder, created if missing.
+    stem : str
+        File name without extension, e.g. "ci-split-iris".
+    meta : dict, default=None
+        Extra entries of the JSON's ``meta`` (the versions, date and machine
+        are always written).
+
     Returns
     -------
     dict of str → Path
+        The files written, by extension.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from skcl.reproduce import METHODS, run_column, write_results
+    >>> rows, _ = run_column("ci-split-iris", "sr", [m for m in METHODS if m.name == "Joint"])
+    >>> paths = write_results(rows, tempfile.mkdtemp(), "ci-split-iris")
+    >>> sorted(path.name for path in paths.values())
+    ['ci-split-iris.csv', 'ci-split-iris.json', 'ci-split-iris.txt']
     """
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,9 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
     assert grids["NC"] == {"alpha": lambdas, "radius": [1.0, 10.0, 100.0]}
     aqc = next(m for m in rp.METHODS if m.name == "AQC")
     assert aqc.paper == {"Iris SR": 66.6667, "Iris FCNN": 63.3333, "Wine SR": 49.6032,
-                         "Wine FCNN": 33.3333}
+                         "Wine FCNN": 33.3333, "CI MNIST": 92.5394, "CI CIFAR-10": 61.31,
+                         "CI HAM-8": 41.666, "DI MNIST": 90.9951, "DI CIFAR-8": 96.2,
+                         "DI HAM-6": 66.1442}
     # Every estimator this build has is resolved; the others are None.
     import skcl
 
@@ -82,7 +84,24 @@ def test_cli_rejects_unknown_names(capsys):
     assert main(["reproduce", "ci-split-iris", "--methods", "bogus"]) == 2
     assert "Unknown method 'bogus'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["reproduce", "ci-split-mnist"])
+        main(["reproduce", "ci-split-svhn"])
+
+
+def test_cli_says_what_an_image_sequence_lacks(tmp_path, capsys):
+    empty = str(tmp_path / "no-data")
+    out = str(tmp_path / "out")
+    # The paper's pre-training task for Split MNIST is missing offline.
+    assert main(["reproduce", "ci-split-mnist", "--data-dir", empty, "--output", out]) == 2
+    err = capsys.readouterr().err
+    assert "EMNIST Letters was not found" in err and "download=True" in err
+    assert main(["reproduce", "ci-split-mnist", "--model", "fcnn", "--output", out]) == 2
+    assert "--model sr" in capsys.readouterr().err
+    assert main(["reproduce", "ci-split-cifar10", "--pretrain", "mnist", "--output", out]) == 2
+    assert "No task sequence of 'ci-split-cifar10' is pre-trained on 'mnist'" in (
+        capsys.readouterr().err
+    )
+    assert main(["reproduce", "images", "--extractor-weights", "w.npz", "--output", out]) == 2
+    assert "share one pre-training task" in capsys.readouterr().err
 
 
 def test_python_dash_m_skcl_runs():
