@@ -57,8 +57,11 @@ def main():
                               si.paper, si.reference))
     print(f"{'column':<13}{'method':<16}{'paper':>7}{'ref':>7}{'seed 0':>8}"
           f"{'min':>7}{'median':>8}{'max':>7}{'mean':>7}{'≈paper':>8}  chosen λ (count)   time")
-    n_test_min = {key: min(len(y) for _, y in seq.loader().test) for key, seq in SEQUENCES.items()}
-    for sequence, model in columns_for(args.columns):
+    columns = columns_for(args.columns)
+    n_test_min = {
+        key: min(len(y) for _, y in SEQUENCES[key].loader().test) for key in dict(columns)
+    }
+    for sequence, model in columns:
         label = column_label(sequence, model)
         start = time.perf_counter()
         per_seed = [run_column(sequence, model, methods, random_state=seed)[0]
