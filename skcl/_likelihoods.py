@@ -7,6 +7,7 @@ NLL to the previous loss, so its scale must grow with the data.
 import jax
 import jax.numpy as jnp
 import numpy as np
+from scipy.special import expit
 
 __all__ = [
     "CATEGORICAL",
@@ -65,7 +66,7 @@ def probabilities(likelihood, logits):
     """
     logits = np.asarray(logits, dtype=np.float64)
     if likelihood == BERNOULLI:
-        p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
+        p = expit(logits[:, 0])  # no overflow warning for very negative logits
         return np.stack([1.0 - p, p], axis=1)
     shifted = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(shifted)

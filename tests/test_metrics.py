@@ -43,3 +43,15 @@ def test_final_average_accuracy_weighs_tasks_equally(iris):
     manual = [np.mean(clf.predict(X) == y) for X, y in tasks]
     np.testing.assert_allclose(per_task, manual)
     assert final_average_accuracy(clf, tasks) == pytest.approx(np.mean(manual))
+
+
+def test_bernoulli_probabilities_of_extreme_logits_are_exact_and_silent():
+    """A logit of ±1000 gives probabilities 0 and 1 without an overflow warning."""
+    import warnings
+
+    from skcl._likelihoods import BERNOULLI, probabilities
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = probabilities(BERNOULLI, np.array([[-1000.0], [0.0], [1000.0]]))
+    np.testing.assert_array_equal(p, [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
