@@ -156,3 +156,32 @@ def test_cli_writes_figure2_for_2d_iris(tmp_path, capsys):
     image = Image.open(tmp_path / "figure2_ci-split-2d-iris.png")
     assert image.size == (440, 250)  # 2 panels of 2.2 in, 1 row (+0.3 in), 100 dpi
     assert len(np.unique(np.asarray(image.convert("RGB")).reshape(-1, 3), axis=0)) > 1000
+
+
+@pytest.mark.slow
+def test_cli_reproduces_split_mnist_on_fashion_mnist_features(shared_data_dir, tmp_path, capsys):
+    """Real files, the paper's protocol for CI Split MNIST on frozen features
+    (a quick extractor: 1 epoch on 6,000 Fashion-MNIST images, given as a
+    weights file). λ chosen on validation: AQC keeps old digits, fine-tuning
+    keeps only the last task's two (at most ~20 %)."""
+    from skcl.datasets import load_fashion_mnist
+    from skcl.feature_extraction import PretrainedFeatureExtractor
+
+    fashion = load_fashion_mnist(shared_data_dir)
+    extractor = PretrainedFeatureExtractor("cnn4", n_epochs=1, random_state=0)
+    extractor.fit(fashion.train[0][:6000], fashion.train[1][:6000])
+    weights = tmp_path / "fashion_cnn4.npz"
+    extractor.save_weights(weights)
+    status = main(["reproduce", "ci-split-mnist", "--pretrain", "fashion-mnist",
+                   "--extractor-weights", str(weights), "--methods", "ft", "aqc",
+                   "--data-dir", str(shared_data_dir), "--output", str(tmp_path)])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "Extractor: cnn4 pre-trained on Fashion-MNIST (file:" in out
+    assert "CI MNIST: features of an extractor pre-trained on Fashion-MNIST (the paper: EMNIST Letters)" in out
+    with open(tmp_path / "ci-split-mnist.csv") as f:
+        rows = {row["method"]: row for row in csv.DictReader(f)}
+    assert float(rows["Fine-tuning"]["test"]) <= 21
+    assert float(rows["AQC"]["test"]) >= 40
+    assert float(rows["AQC"]["paper"]) == pytest.approx(92.5394)
+    assert rows["AQC"]["pretraining"] == "Fashion-MNIST"
