@@ -128,6 +128,17 @@ class EWCClassifier(_QuadraticClassifier):
     importance_ : ndarray of shape (n_params,)
         precision + Σ_i F_i, the diagonal of the penalty.
     loss_curve_ : ndarray of shape (n_epochs,)
+
+    Examples
+    --------
+    >>> from skcl import EWCClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> data = load_ci_split_iris()
+    >>> clf = EWCClassifier(alpha=100, learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> clf.importance_.shape  # one number per parameter, not n_params²
+    (15,)
     """
 
     def _initial_consolidation(self, n_params):
@@ -178,6 +189,19 @@ class SIClassifier(_QuadraticClassifier):
     importance_ : ndarray of shape (n_params,)
         precision + Σ_i Ω_i, the diagonal of the penalty.
     loss_curve_ : ndarray of shape (n_epochs,)
+
+    Examples
+    --------
+    >>> from skcl import SIClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> data = load_ci_split_iris()
+    >>> clf = SIClassifier(alpha=100, damping=0.1, learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> clf.importance_.shape
+    (15,)
+    >>> bool((clf.importance_ >= clf.prior_precision).all())  # Ω ≥ 0 adds to the prior
+    True
     """
 
     _track_path = True

@@ -246,6 +246,17 @@ class GMVCLClassifier(_VariationalClassifier):
         The posterior mean Σ_k π_k μ_k.
     posterior_samples_ : ndarray of shape (n_predict_samples, n_params)
     loss_curve_ : ndarray of shape (n_epochs,)
+
+    Examples
+    --------
+    >>> from skcl import GMVCLClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> data = load_ci_split_iris()
+    >>> clf = GMVCLClassifier(n_components=3, learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> clf.posterior_.shape  # 3 components of (2 · 15 + 1) numbers
+    (93,)
     """
 
     def __init__(
@@ -326,9 +337,22 @@ class GSFSVIClassifier(_VariationalClassifier):
         [μ, ρ] of q_t.
     theta_ : ndarray of shape (n_params,)
     posterior_samples_ : ndarray of shape (n_predict_samples, n_params)
-    inducing_low_, inducing_high_ : ndarray of shape (n_features_in_,)
+    inducing_low_, inducing_high_ : ndarray of shape (n_features,)
         The box used for the last task.
     loss_curve_ : ndarray of shape (n_epochs,)
+
+    Examples
+    --------
+    >>> from skcl import GSFSVIClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> data = load_ci_split_iris()
+    >>> clf = GSFSVIClassifier(learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> clf.inducing_low_.shape  # the box of the inducing points, per feature
+    (4,)
+    >>> clf.predict_proba(data.test[0][0]).shape
+    (10, 3)
     """
 
     def __init__(

@@ -177,6 +177,13 @@ class Pretraining:
     learning_rate : float
     n_epochs, batch_size : int
         The paper: 20 epochs of minibatches of 64.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import PRETRAINING
+    >>> fashion = PRETRAINING["fashion-mnist"]
+    >>> fashion.label, fashion.architecture, fashion.learning_rate
+    ('Fashion-MNIST', 'cnn4', 0.01)
     """
 
     key: str
@@ -223,6 +230,13 @@ class TaskSequence:
     pretraining : tuple of str
         Keys of :data:`PRETRAINING` that may pre-train the extractor, the
         paper's first; empty for classical sequences.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import SEQUENCES
+    >>> iris = SEQUENCES["ci-split-iris"]
+    >>> iris.label, iris.settings("fcnn")
+    ('Iris', {'hidden_layer_sizes': (4,), 'learning_rate': 0.1, 'batch_size': 16, 'n_epochs': 100})
     """
 
     key: str
@@ -258,6 +272,8 @@ def _image(key, label, loader, learning_rate, pretraining):
                         pretraining=pretraining)
 
 
+#: The classical task sequences by command-line name ("ci-split-iris",
+#: "ci-split-wine", "ci-split-2d-iris"), one :class:`TaskSequence` each.
 SEQUENCES = {
     seq.key: seq
     for seq in [
@@ -392,6 +408,20 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
         "pre-trained"), ``path``, and for a fresh pre-training its time
         ``pretrain_time_s`` and ``validation_accuracy`` on the task's
         validation split.
+
+    Examples
+    --------
+    Pre-train on Fashion-MNIST (files in ``$SKCL_DATA_DIR``) once; later
+    calls with the same ``cache_dir`` load the weights:
+
+    >>> from skcl.datasets import load_ci_split_mnist
+    >>> from skcl.reproduce import pretrained_extractor
+    >>> extractor, info = pretrained_extractor("fashion-mnist", cache_dir="weights")  # doctest: +SKIP
+    >>> info["source"]  # doctest: +SKIP
+    'pre-trained'
+    >>> X, y = load_ci_split_mnist().train[0]  # doctest: +SKIP
+    >>> extractor.transform(X).shape  # doctest: +SKIP
+    (10132, 64)
     """
     from .feature_extraction import PretrainedFeatureExtractor
 
@@ -490,6 +520,16 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
         Method name → the selected estimator, trained on the training
         sequence (for image sequences, a pipeline of the extractor and
         the classifier).
+
+    Examples
+    --------
+    >>> from skcl.reproduce import METHODS, run_column
+    >>> fine_tuning = [m for m in METHODS if m.name == "Fine-tuning"]
+    >>> rows, models = run_column("ci-split-iris", "sr", fine_tuning)
+    >>> rows[0]["method"], round(rows[0]["test"], 2)
+    ('Fine-tuning', 33.33)
+    >>> models["Fine-tuning"]
+    FineTuningClassifier(learning_rate=0.1, random_state=0)
     """
     seq = SEQUENCES[sequence]
     label = column_label(sequence, model)
@@ -589,6 +629,18 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         As :func:`run_column`, all columns.
     models : dict
         (sequence, model) → {method name → selected estimator}.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import METHODS, format_table, reproduce
+    >>> references = [m for m in METHODS if m.name in ("Joint", "Fine-tuning")]
+    >>> rows, models = reproduce("ci-split-iris", "sr", references)
+    >>> print(format_table(rows))
+    Test final average accuracy (%): ours / paper's Table I / paper's code on 2 cores
+    method              Iris SR
+                   ours / paper / ref
+    Joint        96.67 / 96.67 / 96.67
+    Fine-tuning  33.33 / 33.33 / 33.33
     """
     columns = columns_for(sequence, model)
     keys = {}  # image column → its pre-training task

@@ -68,6 +68,25 @@ def load_ci_split_2d_iris(*, random_state=PAPER_SEED):
     The paper uses it to draw decision surfaces (its Figure 2). Same
     splits and return value as :func:`load_ci_split_iris`, with ``X`` of
     shape (n_task_samples, 2).
+
+    Parameters
+    ----------
+    random_state : int, default=1337
+        Seed of the stratified test and validation splits (the paper's).
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        As :func:`load_ci_split_iris`, with 2 features.
+
+    Examples
+    --------
+    >>> from skcl.datasets import load_ci_split_2d_iris
+    >>> data = load_ci_split_2d_iris()
+    >>> data.feature_names
+    ['petal length (cm)', 'petal width (cm)']
+    >>> data.train[0][0].shape
+    (32, 2)
     """
     return _one_class_per_task(load_iris(), "CI Split 2D Iris", [2, 3], random_state)
 
@@ -78,6 +97,26 @@ def load_ci_split_wine(*, random_state=PAPER_SEED):
     Same splits and return value as :func:`load_ci_split_iris`, with ``X``
     of shape (n_task_samples, 13). The features are not standardised, as
     in the paper (hence its smaller learning rate of 0.01 for Wine).
+
+    Parameters
+    ----------
+    random_state : int, default=1337
+        Seed of the stratified test and validation splits (the paper's).
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        As :func:`load_ci_split_iris`, with 13 features; the cultivars
+        have different numbers of samples.
+
+    Examples
+    --------
+    >>> from skcl.datasets import load_ci_split_wine
+    >>> data = load_ci_split_wine()
+    >>> [X.shape for X, _ in data.train]
+    [(38, 13), (45, 13), (30, 13)]
+    >>> [len(y) for _, y in data.test]
+    [12, 14, 10]
     """
     data = load_wine()
     return _one_class_per_task(data, "CI Split Wine", list(range(13)), random_state)

@@ -475,7 +475,8 @@ def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     {sections}
     Examples
     --------
-    >>> data = load_mnist()  # doctest: +SKIP
+    >>> from skcl.datasets import load_mnist  # doctest: +SKIP
+    >>> data = load_mnist()  # reads $SKCL_DATA_DIR/MNIST/raw  # doctest: +SKIP
     >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
     ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
     """
@@ -490,7 +491,14 @@ def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     Grayscale 28×28 images of clothing, 60,000 training and 10,000 test.
     Used here to pre-train a feature extractor for Split MNIST when EMNIST
     Letters (the paper's choice) is not available.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_fashion_mnist  # doctest: +SKIP
+    >>> data = load_fashion_mnist()  # reads $SKCL_DATA_DIR/FashionMNIST/raw  # doctest: +SKIP
+    >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
+    ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
+    """
     parts, names = _official_splits(
         _read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
@@ -506,11 +514,20 @@ def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
 
     26 classes of handwritten letters (upper and lower case merged),
     124,800 training and 20,800 test images of 28×28. The files number the
-    letters 1..26; here ``y`` is 0..25 (``target_names`` ``'a'``..``'z'``),
+    letters 1..26; here ``y`` is 0..25 (``target_names`` ``'a'`` to ``'z'``),
     as in the paper's code. The files store each image transposed; here the
     images are transposed back so letters stand upright like MNIST digits
     (the paper's code used them as stored).
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_emnist_letters  # doctest: +SKIP
+    >>> data = load_emnist_letters()  # reads $SKCL_DATA_DIR/EMNIST/raw  # doctest: +SKIP
+    >>> data.train[0].shape, data.test[0].shape  # doctest: +SKIP
+    ((99840, 28, 28), (20800, 28, 28))
+    >>> data.target_names[:3].tolist()  # doctest: +SKIP
+    ['a', 'b', 'c']
+    """
     parts, names = _official_splits(
         _read_idx_dataset, "EMNIST Letters", root, download, random_state
     )
@@ -528,7 +545,14 @@ def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
     colour images of 32×32, none of whose classes is in CIFAR-10. The
     files are CIFAR's pickled batches, read by a restricted unpickler
     (see the module ``skcl.datasets._cifar``): load only official files.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_cifar100  # doctest: +SKIP
+    >>> data = load_cifar100()  # reads $SKCL_DATA_DIR/cifar-100-python  # doctest: +SKIP
+    >>> data.train[0].shape, data.test[0].shape  # doctest: +SKIP
+    ((40000, 32, 32, 3), (10000, 32, 32, 3))
+    """
     parts, names = _official_splits(_read_cifar_dataset, "CIFAR-100", root, download, random_state)
     return _pretraining_bunch("CIFAR-100", parts, names, _OFFICIAL, random_state)
 
@@ -554,6 +578,15 @@ def load_bcn12(root=None, *, download=False, random_state=PAPER_SEED, cache=Fals
         ``{class: m / n_class}`` from the training split, with ``n_class``
         the class's number of training samples and ``m`` the smallest of
         them (pass it as sample weights when pre-training).
+
+    Examples
+    --------
+    >>> from skcl.datasets import load_bcn12  # doctest: +SKIP
+    >>> data = load_bcn12(cache=True)  # reads $SKCL_DATA_DIR/BCN20000  # doctest: +SKIP
+    >>> data.train[0].shape[1:], len(data.classes)  # doctest: +SKIP
+    ((32, 32, 3), 12)
+    >>> min(data.class_weight.values()) > 0  # doctest: +SKIP
+    True
     """
     classes = np.array(_BCN12_CLASSES)
     parts = _isic_splits(
@@ -579,8 +612,9 @@ def load_ci_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     {sections}
     Examples
     --------
-    >>> data = load_ci_split_mnist()  # doctest: +SKIP
-    >>> [sorted(set(y)) for _, y in data.train]  # doctest: +SKIP
+    >>> from skcl.datasets import load_ci_split_mnist  # doctest: +SKIP
+    >>> data = load_ci_split_mnist()  # reads $SKCL_DATA_DIR/MNIST/raw  # doctest: +SKIP
+    >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
     [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
     """
     parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
@@ -597,7 +631,16 @@ def load_di_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     Domain-incremental: the tasks hold the digits (0, 1), (2, 3), ...,
     (8, 9) of CI Split MNIST, each labelled by parity (``y = digit % 2``),
     so every task asks the same binary question.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_di_split_mnist  # doctest: +SKIP
+    >>> data = load_di_split_mnist()  # doctest: +SKIP
+    >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
+    [[0, 1], [0, 1], [0, 1], [0, 1], [0, 1]]
+    >>> data.target_names.tolist()  # doctest: +SKIP
+    ['even', 'odd']
+    """
     parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
     return _sequence_bunch(
         "DI Split MNIST", parts, _PAIRS, target_names=["even", "odd"],
@@ -614,7 +657,16 @@ def load_ci_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     Sandal), (Shirt, Sneaker), (Bag, Ankle boot); labels 0..9 as in
     Fashion-MNIST. Not in the paper: it mirrors CI Split MNIST so that an
     extractor pre-trained on MNIST can be tried the other way round.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_ci_split_fashion_mnist  # doctest: +SKIP
+    >>> data = load_ci_split_fashion_mnist()  # doctest: +SKIP
+    >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
+    [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    >>> data.train[0][0].shape  # doctest: +SKIP
+    (9600, 28, 28)
+    """
     parts, names = _official_splits(
         _read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
@@ -637,7 +689,14 @@ def load_di_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     Sneaker or Ankle boot. Unlike parity of digits this binary question
     has no meaning of its own: it is what the task sequence's shape
     dictates.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_di_split_fashion_mnist  # doctest: +SKIP
+    >>> data = load_di_split_fashion_mnist()  # doctest: +SKIP
+    >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
+    [[0, 1], [0, 1], [0, 1], [0, 1], [0, 1]]
+    """
     parts, names = _official_splits(
         _read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
@@ -657,7 +716,16 @@ def load_ci_split_cifar10(root=None, *, download=False, random_state=PAPER_SEED)
     (frog, horse), (ship, truck); labels 0..9 as in CIFAR-10. The files are
     CIFAR's pickled batches, read by a restricted unpickler (see the module
     ``skcl.datasets._cifar``): load only official files.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_ci_split_cifar10  # doctest: +SKIP
+    >>> data = load_ci_split_cifar10()  # reads $SKCL_DATA_DIR/cifar-10-batches-py  # doctest: +SKIP
+    >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
+    [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    >>> data.train[0][0].shape  # doctest: +SKIP
+    (8000, 32, 32, 3)
+    """
     parts, names = _official_splits(_read_cifar_dataset, "CIFAR-10", root, download, random_state)
     return _sequence_bunch(
         "CI Split CIFAR-10", parts, _PAIRS, target_names=names, group_names=names,
@@ -679,7 +747,14 @@ def load_di_split_cifar8(root=None, *, download=False, random_state=PAPER_SEED):
     the paper's code, which also labels vehicles 0 and animals 1. The
     validation split is drawn from all of CIFAR-10's training split before
     bird and frog are dropped.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_di_split_cifar8  # doctest: +SKIP
+    >>> data = load_di_split_cifar8()  # doctest: +SKIP
+    >>> len(data.train), data.target_names.tolist()  # doctest: +SKIP
+    (4, ['vehicle', 'animal'])
+    """
     parts, names = _official_splits(_read_cifar_dataset, "CIFAR-10", root, download, random_state)
     mapping = {vehicle: 0 for vehicle, _ in _CIFAR8_PAIRS}
     mapping.update({animal: 1 for _, animal in _CIFAR8_PAIRS})
@@ -699,7 +774,16 @@ def load_ci_split_ham8(root=None, *, download=False, random_state=PAPER_SEED, ca
     dermatofibroma, melanoma, nevus, pigmented benign keratosis, squamous
     cell carcinoma, vascular lesion; the tasks are (0, 1), (2, 3), (4, 5),
     (6, 7).
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_ci_split_ham8  # doctest: +SKIP
+    >>> data = load_ci_split_ham8(cache=True)  # reads $SKCL_DATA_DIR/HAM10000  # doctest: +SKIP
+    >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
+    [[0, 1], [2, 3], [4, 5], [6, 7]]
+    >>> data.train[0][0].shape[1:]  # doctest: +SKIP
+    (32, 32, 3)
+    """
     classes = np.array(_HAM8_CLASSES)
     parts = _isic_splits(
         "HAM10000", classes, np.arange(8), root, download, random_state, cache
@@ -726,7 +810,14 @@ def load_di_split_ham6(root=None, *, download=False, random_state=PAPER_SEED, ca
     benign labelled 0 and malignant 1. The splits are those of
     :func:`load_ci_split_ham8` (drawn over all 8 classes), restricted to
     these 6.
-    {sections}"""
+    {sections}
+    Examples
+    --------
+    >>> from skcl.datasets import load_di_split_ham6  # doctest: +SKIP
+    >>> data = load_di_split_ham6(cache=True)  # doctest: +SKIP
+    >>> len(data.train), data.target_names.tolist()  # doctest: +SKIP
+    (3, ['benign', 'malignant'])
+    """
     classes = np.array(_HAM8_CLASSES)
     used = np.concatenate(_HAM6_PAIRS)
     parts = _isic_splits("HAM10000", classes, used, root, download, random_state, cache)

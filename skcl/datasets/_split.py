@@ -18,7 +18,11 @@ __all__ = [
 ]
 
 PAPER_SEED = 1337
-"""Seed of the paper's splits (the reference code's ``seed``)."""
+"""Seed of the paper's splits (the reference code's ``seed``): 1337.
+
+The default ``random_state`` of every loader and splitter of
+:mod:`skcl.datasets`, so that their splits are the paper's.
+"""
 
 
 def split_by_class(X, y, class_groups):
@@ -47,6 +51,18 @@ def split_by_class(X, y, class_groups):
     ValueError
         If ``X`` and ``y`` differ in length, a group is empty, a class
         appears in two groups, or a group selects no sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcl.datasets import split_by_class
+    >>> X = np.arange(6).reshape(6, 1)
+    >>> y = np.array([0, 1, 2, 0, 1, 2])
+    >>> tasks = split_by_class(X, y, [[0, 1], [2]])
+    >>> [t_y.tolist() for _, t_y in tasks]
+    [[0, 1, 0, 1], [2, 2]]
+    >>> tasks[1][0].ravel().tolist()
+    [2, 5]
     """
     X = np.asarray(X)
     y = np.asarray(y)
@@ -94,6 +110,15 @@ def train_validation_test_split(
     -------
     train, validation, test : tuple of (X, y)
         ``validation`` is ``None`` when ``validation_size == 0``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from skcl.datasets import train_validation_test_split
+    >>> X, y = load_iris(return_X_y=True)
+    >>> train, validation, test = train_validation_test_split(X, y)
+    >>> train[0].shape, validation[0].shape, test[0].shape
+    ((96, 4), (24, 4), (30, 4))
     """
     X = np.asarray(X)
     y = np.asarray(y)
@@ -136,6 +161,19 @@ def relabel(tasks, mapping):
     ------
     ValueError
         If a dict ``mapping`` has no entry for a label that occurs.
+
+    Examples
+    --------
+    Class-incremental tasks of digit pairs become domain-incremental ones
+    that ask "even or odd?":
+
+    >>> import numpy as np
+    >>> from skcl.datasets import relabel
+    >>> tasks = [(np.zeros((2, 1)), np.array([0, 1])), (np.ones((2, 1)), np.array([2, 3]))]
+    >>> [y.tolist() for _, y in relabel(tasks, lambda y: y % 2)]
+    [[0, 1], [0, 1]]
+    >>> [y.tolist() for _, y in relabel(tasks, {0: 0, 1: 1, 2: 0, 3: 1})]
+    [[0, 1], [0, 1]]
     """
     if isinstance(mapping, Mapping):
         table = dict(mapping)
@@ -175,6 +213,19 @@ def make_task_sequences(X, y, class_groups, *, random_state=PAPER_SEED, **split)
     -------
     dict
         ``{"train": tasks, "validation": tasks, "test": tasks}``.
+
+    Examples
+    --------
+    Iris as two tasks, setosa first, then the two other species:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from skcl.datasets import make_task_sequences
+    >>> X, y = load_iris(return_X_y=True)
+    >>> sequences = make_task_sequences(X, y, [[0], [1, 2]])
+    >>> [len(task_y) for _, task_y in sequences["train"]]
+    [32, 64]
+    >>> [len(task_y) for _, task_y in sequences["test"]]
+    [10, 20]
     """
     parts = train_validation_test_split(X, y, random_state=random_state, **split)
     names = ("train", "validation", "test")

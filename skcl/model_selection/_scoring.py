@@ -30,6 +30,15 @@ class SequenceScorer:
         Whether the score looks at columns of ``R`` before the last one.
         Final average accuracy does not, so the search evaluates only
         after the last task.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcl.model_selection import SequenceScorer
+    >>> last_task = SequenceScorer("last_task_accuracy", lambda R: np.asarray(R)[-1, -1],
+    ...                            needs_history=False)
+    >>> last_task([[1.0, 0.0], [0.0, 0.9]])
+    0.9
     """
 
     name: str
@@ -41,6 +50,10 @@ class SequenceScorer:
         return self.sign * float(self.score_func(R))
 
 
+#: The named sequence scorers, by name: ``"final_average_accuracy"`` (the
+#: paper's criterion, the mean of the last column of ``R``),
+#: ``"neg_average_forgetting"`` and ``"backward_transfer"``; each a
+#: :class:`SequenceScorer`.
 SEQUENCE_SCORERS = {
     scorer.name: scorer
     for scorer in [
@@ -65,6 +78,17 @@ def get_sequence_scorer(scoring):
     Returns
     -------
     SequenceScorer
+
+    Examples
+    --------
+    >>> from skcl.model_selection import get_sequence_scorer
+    >>> R = [[1.0, 0.5, 0.2],
+    ...      [0.0, 0.9, 0.6],
+    ...      [0.0, 0.0, 0.8]]
+    >>> round(get_sequence_scorer("final_average_accuracy")(R), 4)
+    0.5333
+    >>> round(get_sequence_scorer("neg_average_forgetting")(R), 4)  # greater is better
+    -0.55
     """
     if isinstance(scoring, SequenceScorer):
         return scoring
