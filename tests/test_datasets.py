@@ -8,6 +8,7 @@ from skcl.datasets import (
     load_ci_split_2d_iris,
     load_ci_split_iris,
     load_ci_split_wine,
+    make_task_sequences,
     relabel,
     split_by_class,
     train_validation_test_split,
@@ -82,3 +83,15 @@ def test_train_validation_test_split_proportions():
     assert np.bincount(test[1]).tolist() == [50] * 4
     _, none, _ = train_validation_test_split(X, y, validation_size=0)
     assert none is None
+
+
+def test_make_task_sequences_splits_then_groups_like_the_loaders():
+    X, y = load_iris(return_X_y=True)
+    data = make_task_sequences(X, y, [[0], [1, 2]])
+    assert data.train is data["train"]  # attributes, as the loaders' Bunches
+    assert [np.unique(task_y).tolist() for _, task_y in data.train] == [[0], [1, 2]]
+    # Every sample lands in exactly one task of one sequence.
+    sizes = [len(task_y) for part in ("train", "validation", "test") for _, task_y in data[part]]
+    assert sum(sizes) == len(y)
+    assert [len(task_y) for _, task_y in data.test] == [10, 20]
+    assert make_task_sequences(X, y, [[0], [1, 2]], validation_size=0).validation is None

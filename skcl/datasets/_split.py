@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from sklearn.model_selection import train_test_split
+from sklearn.utils import Bunch
 
 __all__ = [
     "split_by_class",
@@ -211,8 +212,11 @@ def make_task_sequences(X, y, class_groups, *, random_state=PAPER_SEED, **split)
 
     Returns
     -------
-    dict
-        ``{"train": tasks, "validation": tasks, "test": tasks}``.
+    sequences : :class:`~sklearn.utils.Bunch`
+        ``train``, ``validation`` and ``test``: lists of ``(X, y)`` pairs,
+        one per class group (``validation`` is None when
+        ``validation_size=0``). Keys and attributes both work, as for the
+        loaders.
 
     Examples
     --------
@@ -229,10 +233,12 @@ def make_task_sequences(X, y, class_groups, *, random_state=PAPER_SEED, **split)
     """
     parts = train_validation_test_split(X, y, random_state=random_state, **split)
     names = ("train", "validation", "test")
-    return {
-        name: (None if part is None else split_by_class(*part, class_groups))
-        for name, part in zip(names, parts)
-    }
+    return Bunch(
+        **{
+            name: (None if part is None else split_by_class(*part, class_groups))
+            for name, part in zip(names, parts)
+        }
+    )
 
 
 def check_task_sequence(tasks: Sequence, name="tasks"):
