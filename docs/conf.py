@@ -29,6 +29,7 @@ if (ROOT / "skcl" / "__init__.py").is_file():
 os.environ.pop("MPLBACKEND", None)
 
 import skcl  # noqa: E402
+import skcl_docs  # noqa: E402
 
 # -- Project -----------------------------------------------------------------
 
@@ -73,13 +74,14 @@ numpydoc_show_class_members = False  # the class template lists the methods
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 
-# -- Gallery (every examples/*.py is executed) ---------------------------------
+# -- Gallery (examples/*.py, executed but for skcl_docs.NOT_EXECUTED) ----------
 
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
-    # Run every script, not only plot_*.py, and show what it prints.
-    "filename_pattern": r".*",
+    # Run every script, not only plot_*.py, and show what it prints; the few
+    # that need real image files and long CPU time are shown, not run.
+    "filename_pattern": skcl_docs.gallery_filename_pattern(),
     "ignore_pattern": r"__init__\.py|(^|[\\/])_[^\\/]*\.py$",
     "within_subsection_order": "FileNameSortKey",
     "reset_argv": "skcl_docs.gallery_argv",
