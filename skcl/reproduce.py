@@ -272,8 +272,12 @@ def _image(key, label, loader, learning_rate, pretraining):
                         pretraining=pretraining)
 
 
-#: The classical task sequences by command-line name ("ci-split-iris",
-#: "ci-split-wine", "ci-split-2d-iris"), one :class:`TaskSequence` each.
+#: Every task sequence by command-line name, one :class:`TaskSequence` each:
+#: the classical ones of Table I(a) ("ci-split-iris", "ci-split-wine",
+#: "ci-split-2d-iris", bundled), the image ones of Table I(b)
+#: ("ci-split-mnist", "di-split-mnist", "ci-split-cifar10", "di-split-cifar8",
+#: "ci-split-ham8", "di-split-ham6", learned on a frozen pre-trained
+#: extractor's features) and Split Fashion-MNIST for the reverse pairing.
 SEQUENCES = {
     seq.key: seq
     for seq in [
