@@ -17,9 +17,19 @@ protocol for all nine methods of Table I.
 
 Needs the MNIST and Fashion-MNIST files in torchvision's layout in the
 folder named by ``SKCL_DATA_DIR`` (or pass ``download=True`` to the loaders
-with torchvision installed). Pre-training takes about 15 minutes on two
-CPU cores; the weights are saved next to the script's working directory
-and reused on the next run.
+with torchvision installed). Pre-training takes about 12 minutes on two
+CPU cores; the weights are saved in the working directory and reused on
+the next run, which then takes 2.5 minutes. The documentation's build
+does not run this script; on the development machine (two CPU cores) it
+ended with::
+
+    method        CI MNIST ours / paper  DI MNIST ours / paper
+    Joint                86.00 /  95.11         84.61 /  93.43
+    Fine-tuning          19.44 /  19.84         57.94 /  64.48
+    EWC                  31.94 /  73.37         73.40 /  82.95
+    AQC                  74.45 /  92.54         78.46 /  91.00
+
+    AQC is 8.9 points below joint training on the same features, on average.
 """
 
 import time
