@@ -69,6 +69,9 @@ autosummary_generate = True
 autodoc_typehints = "none"  # the numpydoc sections state the types
 autodoc_member_order = "bysource"
 add_module_names = False
+# "On this page" lists a class's members as "fit()", not "AQCClassifier.fit()":
+# the narrow sidebar would otherwise break the long names mid-word.
+toc_object_entries_show_parents = "hide"
 
 numpydoc_show_class_members = False  # the class template lists the methods
 numpydoc_class_members_toctree = False
