@@ -242,6 +242,24 @@ def test_gallery_runs_every_script_but_the_listed_ones():
     )
 
 
+@pytest.mark.parametrize("name", helpers.NOT_EXECUTED)
+def test_script_not_executed_by_the_gallery_still_imports(name):
+    """The gallery does not run it: at least its code compiles and every
+    name it imports from skcl exists, so an API change cannot rot it
+    unnoticed."""
+    import ast
+
+    tree = ast.parse((EXAMPLES / name).read_text(encoding="utf-8"), filename=name)
+    compile(tree, name, "exec")
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    from_skcl = [node for node in imports if node.module.split(".")[0] == "skcl"]
+    assert from_skcl, f"examples/{name} imports nothing from skcl"
+    for node in from_skcl:
+        module = importlib.import_module(node.module)
+        for alias in node.names:
+            assert hasattr(module, alias.name), f"examples/{name}: {node.module}.{alias.name}"
+
+
 def test_gallery_shows_every_example_with_its_output(built_docs):
     _check_built(built_docs)
     scripts = _gallery_scripts()
