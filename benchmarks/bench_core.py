@@ -15,8 +15,8 @@ import jax
 import numpy as np
 
 from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, JointClassifier, SIClassifier
-from skcl._consolidation import MAPObjective
-from skcl._consolidation.curvature import nll_hessian
+from skcl._consolidation.curvature import task_curvature
+from skcl._model import Model
 from skcl._networks import MLP
 from skcl.datasets import load_ci_split_iris
 
@@ -46,23 +46,28 @@ def partial_fit_table(repeats):
 
 
 def hessian_table(repeats, sizes, n_samples=1024, batch_size=64):
-    print(f"AQC Hessian of the NLL, softmax regression, {n_samples} samples, batch {batch_size}")
-    print(f"{'features':>8} {'classes':>7} {'n_params':>8} {'H MB':>7} {'first s':>8} {'steady s':>9}")
+    print(f"AQC Hessian of the NLL, softmax regression, {n_samples} samples, batch {batch_size}: "
+          "closed form and autodiff (Jacobian of the gradient)")
+    print(f"{'features':>8} {'classes':>7} {'n_params':>8} {'H MB':>7} {'method':>11} "
+          f"{'first s':>8} {'steady s':>9}")
     rng = np.random.default_rng(0)
     for n_features, n_classes in sizes:
         network = MLP(n_features, (), n_classes)
-        objective = MAPObjective(network, "categorical")
+        model = Model(network, "categorical")
         X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
         y = rng.integers(n_classes, size=n_samples).astype(np.int32)
         w = np.ones(n_samples, np.float32)
         theta = network.init(jax.random.PRNGKey(0))
 
-        def run():
-            nll_hessian(objective, theta, X, y, w, batch_size=batch_size).block_until_ready()
-
-        first, steady = timed(run, repeats)
         mb = network.n_params**2 * 4 / 2**20
-        print(f"{n_features:8d} {n_classes:7d} {network.n_params:8d} {mb:7.1f} {first:8.3f} {steady:9.3f}")
+        for method in ("closed_form", "autodiff"):
+            def run():
+                task_curvature(model, "hessian", "full", theta, X, y, w,
+                               batch_size=batch_size, method=method).matrix.block_until_ready()
+
+            first, steady = timed(run, repeats)
+            print(f"{n_features:8d} {n_classes:7d} {network.n_params:8d} {mb:7.1f} {method:>11} "
+                  f"{first:8.3f} {steady:9.3f}")
     print()
 
 

@@ -22,8 +22,9 @@ import jax
 import numpy as np
 
 from skcl import FineTuningClassifier, GMVCLClassifier, GSFSVIClassifier, GVCLClassifier
-from skcl._consolidation import DiagonalQuadratic, MAPObjective
+from skcl._consolidation import Prior, prior_state
 from skcl._consolidation.neural import fit_consolidator
+from skcl._model import Model
 from skcl._networks import MLP
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 
@@ -47,14 +48,14 @@ def consolidator_table(repeats):
     for name, hidden in (("SR", ()), ("FCNN(4)", (4,))):
         clf = FineTuningClassifier(hidden_layer_sizes=hidden, learning_rate=0.1, random_state=0)
         clf.partial_fit(*data.train[0], classes=data.classes)
-        objective = MAPObjective(clf.network_, clf.likelihood_)
-        prior = DiagonalQuadratic.prior(clf.network_.n_params, 1.0)
+        model = Model(clf.network_, clf.likelihood_)
+        prior = prior_state(clf.network_.n_params, 1.0)
         consolidator = MLP(clf.network_.n_params, (256, 256), 1)
         phi0 = consolidator.init(jax.random.PRNGKey(0))
 
         def run():
             phi, _ = fit_consolidator(
-                objective, consolidator, phi0, prior, 1.0, clf.theta_, 10.0, X, y, w,
+                model, consolidator, phi0, Prior(), prior, clf.theta_, 10.0, X, y, w,
                 jax.random.PRNGKey(1), 0.01, 1.0, n_steps=1000, n_points=64,
             )
             phi.block_until_ready()

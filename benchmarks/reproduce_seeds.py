@@ -28,16 +28,24 @@ import time
 import numpy as np
 
 from skcl import SIClassifier
-from skcl._consolidation.curvature import path_importance
+from skcl._consolidation import PathIntegral
+from skcl._consolidation.base import consolidation
 from skcl.reproduce import METHODS, SEQUENCES, Method, column_label, columns_for, run_column
+
+
+@consolidation()
+class ReferenceSignPathIntegral(PathIntegral):
+    """SI's path integral with the sign of the paper's public code, +Σ g·Δθ."""
+
+    def update_trace(self, trace, params, data_grad, update):
+        return trace + data_grad * update
 
 
 class ReferenceSignSIClassifier(SIClassifier):
     """SI with ω = Σ +g·Δθ (the sign used by the paper's public code)."""
 
-    def _consolidate(self, consolidation, theta_start, theta_end, X, y, w, path, key):
-        omega = path_importance(-path, theta_start, theta_end, float(self.damping))
-        return consolidation.add(theta_end, omega)
+    def _make_consolidation(self):
+        return ReferenceSignPathIntegral(float(self.alpha), float(self.damping))
 
 
 def main():

@@ -6,7 +6,12 @@ upper bound). They differ in how they approximate the previous loss
 L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ).
 """
 
-from ._quadratic_methods import AQCClassifier, EWCClassifier, SIClassifier
+from ._quadratic_methods import (
+    AQCClassifier,
+    EWCClassifier,
+    OnlineEWCClassifier,
+    SIClassifier,
+)
 from ._neural_methods import NCClassifier
 from ._reference_methods import FineTuningClassifier, JointClassifier
 from ._variational_methods import GMVCLClassifier, GSFSVIClassifier, GVCLClassifier
@@ -22,5 +27,6 @@ __all__ = [
     "GVCLClassifier",
     "JointClassifier",
     "NCClassifier",
+    "OnlineEWCClassifier",
     "SIClassifier",
 ]

@@ -3,8 +3,9 @@
 A call to ``partial_fit`` is one task of the sequence. The base class does
 everything that does not depend on the method: input validation, the
 label encoding, class weights, keys, the transaction that keeps a rejected
-call from changing anything, and prediction. A method supplies how a task
-is learned (``_learn_task``), usually by choosing a consolidation.
+call from changing anything, the loss recursion itself (``_learn_task``)
+and prediction. A method is its ``__init__`` plus the choice of a
+consolidation (``_make_consolidation``), the stand-in for L_{t-1}.
 """
 
 import time
@@ -22,7 +23,8 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _likelihoods
-from ._consolidation import DiagonalQuadratic, MAPObjective
+from ._consolidation import FinishedTask
+from ._model import Model
 from ._networks import MLP, apply_numpy
 from ._training import minimize
 
@@ -60,7 +62,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     """Base class of skcl's continual-learning classifiers.
 
     Not for direct use. Subclasses define ``__init__`` with their
-    hyperparameters and ``_learn_task``.
+    hyperparameters and ``_make_consolidation``.
 
     Attributes (after the first task)
     ---------------------------------
@@ -75,9 +77,6 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     loss_curve_ : ndarray of shape (n_epochs,)
         Loss of each epoch of the last task (data term plus penalty).
     """
-
-    # Whether the training loop must record SI's path integral.
-    _track_path = False
 
     def __init__(
         self,
@@ -153,7 +152,6 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         with self._transaction():
             for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                 delattr(self, name)
-            self._reset()
             self._partial_fit(X, y, None, sample_weight, infer_classes=True)
         return self
 
@@ -227,51 +225,53 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------- for subclasses
 
-    def _reset(self):
-        """Drop method-specific private state (e.g. Joint's stored data)."""
+    def _make_consolidation(self):
+        """The method: a Consolidation built from the hyperparameters."""
+        raise NotImplementedError
 
-    def _initial_consolidation(self, n_params):
-        """L_0: the Gaussian prior, as a quadratic centred at zero."""
-        return DiagonalQuadratic.prior(n_params, self.prior_precision)
-
-    def _penalty_scale(self):
-        """Factor in front of the consolidation: 1 for the prior, else λ."""
-        return 1.0 if self.n_tasks_seen_ == 0 else float(self.alpha)
-
-    def _consolidate(self, consolidation, theta_start, theta_end, X, y, w, path, key):
-        """Fold the finished task into the consolidation (default: keep it)."""
-        return consolidation
+    def _task_attributes(self, consolidation, state, key):
+        """Further fitted attributes of a finished task (default: none)."""
+        return {}
 
     def _learn_task(self, X, y, sample_weight, key):
-        """Learn a task; return the fitted attributes to set.
+        """One step of the loss recursion, L_t = L_{t-1} + nll_t.
 
-        ``y`` holds class indices into ``classes_``. Must not modify
-        ``self``: the caller commits the returned dict only when the whole
-        task succeeded.
+        Task t is learned against the consolidation's stand-in for
+        L_{t-1}, then folded into it. ``y`` holds class indices into
+        ``classes_``. Returns the fitted attributes to set and must not
+        modify ``self``: the caller commits them only when the whole task
+        succeeded.
         """
+        method = self._make_consolidation()
+        model = self._model()
+        state, X, y, sample_weight = method.prepare(self.consolidation_, X, y, sample_weight)
         w = self._likelihood_weights(y, sample_weight)
-        train_key, consolidate_key = jax.random.split(key)
-        theta, losses, path = self._minimize(
-            self.theta_, (self.consolidation_, self._penalty_scale()), X, y, w, train_key
-        )
-        consolidation = self._consolidate(
-            self.consolidation_, self.theta_, theta, X, y, w, path, consolidate_key
-        )
-        _check_finite_state(consolidation, self.n_tasks_seen_)
-        consolidation = jax.tree.map(np.asarray, consolidation)  # host arrays pickle anywhere
-        return {"theta_": theta, "consolidation_": consolidation, "loss_curve_": losses}
+        train_key, fold_key = method.task_keys(key)
+        start = method.start(state, self.theta_)
+        params, losses, trace = self._minimize(model, method, state, start, X, y, w, train_key)
+        task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
+        state = method.fold(model, state, task, fold_key)
+        _check_finite_state(state, self.n_tasks_seen_)
+        state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
+        return {
+            "theta_": np.asarray(method.point_estimate(state, params)),
+            "consolidation_": state,
+            "loss_curve_": losses,
+            **self._task_attributes(method, state, key),
+        }
 
     # ------------------------------------------------------------ internals
 
-    def _objective(self):
-        return MAPObjective(self.network_, self.likelihood_)
+    def _model(self):
+        return Model(self.network_, self.likelihood_)
 
-    def _minimize(self, theta, aux, X, y, w, key, objective=None):
+    def _minimize(self, model, method, state, params, X, y, w, key):
         """Run the jitted training loop and reject a diverged result."""
-        theta, losses, path = minimize(
-            objective or self._objective(),
-            theta,
-            aux,
+        params, losses, trace = minimize(
+            model,
+            method,
+            state,
+            params,
             X,
             y,
             w,
@@ -279,19 +279,17 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             float(self.learning_rate),
             n_epochs=int(self.n_epochs),
             batch_size=int(self.batch_size),
-            track_path=self._track_path,
         )
         losses = np.asarray(losses)
         bad = ~np.isfinite(losses)
-        if bad.any() or not np.all(np.isfinite(np.asarray(theta))):
+        if bad.any() or not np.all(np.isfinite(np.asarray(params))):
             epoch = int(np.argmax(bad)) + 1 if bad.any() else len(losses)
             raise ValueError(
                 f"Training on task {self.n_tasks_seen_ + 1} diverged: the loss became "
                 f"non-finite (inf or NaN) in epoch {epoch}. The estimator is unchanged; "
                 "try a smaller learning_rate or alpha, or scale the features."
             )
-        path = None if path is None else np.asarray(path)
-        return np.asarray(theta), losses, path
+        return np.asarray(params), losses, trace
 
     @contextmanager
     def _transaction(self):
@@ -364,9 +362,13 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
-        init_key = jax.random.fold_in(jax.random.PRNGKey(self._seed), 2**31 - 1)
-        self.theta_ = np.asarray(self.network_.init(init_key))
-        self.consolidation_ = self._initial_consolidation(self.network_.n_params)
+        root = jax.random.PRNGKey(self._seed)
+        self.theta_ = np.asarray(self.network_.init(jax.random.fold_in(root, 2**31 - 1)))
+        state = self._make_consolidation().init(
+            self._model(), float(self.prior_precision), self.theta_,
+            jax.random.fold_in(root, 2**31 - 2),
+        )
+        self.consolidation_ = jax.tree.map(np.asarray, state)
 
     def _task_key(self):
         """A fresh key per task, reproducible from random_state alone."""

@@ -82,12 +82,42 @@ class MLP:
 
     def apply(self, theta, X):
         """Logits of shape (n_samples, n_outputs) for X of shape (n_samples, n_features)."""
+        return self.forward(theta, X)[0]
+
+    def forward(self, theta, X, offsets=None):
+        """Logits, and the input of every dense layer, for the curvature.
+
+        Parameters
+        ----------
+        theta : array of shape (n_params,)
+        X : array of shape (n_samples, n_features)
+        offsets : sequence of arrays, default=None
+            One per layer, broadcastable to that layer's pre-activations
+            z_l = a_l W_l + b_l (shape (n_samples, fan_out_l)) and added to
+            them. Differentiating with respect to zero offsets gives the
+            derivatives with respect to the pre-activations, which is what
+            the layer-wise (Kronecker and diagonal) curvatures need.
+
+        Returns
+        -------
+        logits : array of shape (n_samples, n_outputs)
+        inputs : list of arrays of shape (n_samples, fan_in_l)
+            a_l, the input of layer l (X for the first layer).
+        """
         layers = self.unflatten(theta)
-        h = X
-        for W, b in layers[:-1]:
-            h = jax.nn.swish(h @ W + b)
-        W, b = layers[-1]
-        return h @ W + b
+        offsets = offsets if offsets is not None else [0.0] * len(layers)
+        h, inputs = X, []
+        for l, (W, b) in enumerate(layers):
+            inputs.append(h)
+            z = h @ W + b + offsets[l]
+            h = jax.nn.swish(z) if l < len(layers) - 1 else z
+        return h, inputs
+
+    @property
+    def layer_shapes(self):
+        """(fan_in, fan_out) of every dense layer."""
+        sizes = self.layer_sizes
+        return tuple(zip(sizes[:-1], sizes[1:]))
 
 
 def apply_numpy(network, theta, X):

@@ -1,11 +1,9 @@
 """Neural consolidation (NC; paper, section II-C)."""
 
-import jax
 import numpy as np
 
-from ._base import BaseSequentialClassifier, _check_finite_state, fill_doc
-from ._consolidation.neural import NeuralConsolidation, fit_consolidator
-from ._networks import MLP
+from ._base import BaseSequentialClassifier, fill_doc
+from ._consolidation import Neural
 
 __all__ = ["NCClassifier"]
 
@@ -64,9 +62,10 @@ class NCClassifier(BaseSequentialClassifier):
     n_tasks_seen_ : int
     theta_ : ndarray of shape (n_params,)
         θ*_t.
-    consolidation_ : NeuralConsolidation
+    consolidation_ : NeuralState
         κ(·; φ*_t), the stand-in for L_t when the next task is learned
-        (after the first task; before it, the Gaussian prior).
+        (``consolidation_.phi`` and ``consolidation_.kappa(theta)``; before
+        the first task, the Gaussian prior alone).
     consolidator_loss_curve_ : ndarray of shape (consolidator_n_steps,)
         The consolidator loss (eq. 6) at each step of the last fit.
     loss_curve_ : ndarray of shape (n_epochs,)
@@ -81,6 +80,8 @@ class NCClassifier(BaseSequentialClassifier):
     ...     clf = clf.partial_fit(X, y, classes=data.classes)
     >>> clf.consolidation_.phi.shape
     (70145,)
+    >>> clf.consolidator_loss_curve_.shape  # one loss per consolidator step
+    (1000,)
     """
 
     def __init__(
@@ -138,46 +139,20 @@ class NCClassifier(BaseSequentialClassifier):
                 raise ValueError(f"{name} must be a positive number, got {value!r}.")
         return hidden
 
-    def _consolidator(self):
+    def _make_consolidation(self):
         sizes = self.consolidator_hidden_layer_sizes
         sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
-        return MLP(self.network_.n_params, tuple(int(s) for s in sizes), 1)
-
-    def _learn_task(self, X, y, sample_weight, key):
-        w = self._likelihood_weights(y, sample_weight)
-        train_key, fit_key, init_key = jax.random.split(key, 3)
-        scale = self._penalty_scale()
-        theta, losses, _ = self._minimize(
-            self.theta_, (self.consolidation_, scale), X, y, w, train_key
-        )
-        consolidator = self._consolidator()
-        previous = self.consolidation_
-        if isinstance(previous, NeuralConsolidation) and previous.consolidator == consolidator:
-            phi = previous.phi  # warm start from φ*_{t-1}
-        else:
-            phi = consolidator.init(init_key)
-        phi, consolidator_losses = fit_consolidator(
-            self._objective(),
-            consolidator,
-            phi,
-            previous,
-            scale,
-            theta,
+        return Neural(
+            float(self.alpha),
             float(self.radius),
-            X,
-            y,
-            w,
-            fit_key,
             float(self.consolidator_learning_rate),
             float(self.consolidator_l2),
-            n_steps=int(self.consolidator_n_steps),
-            n_points=int(self.consolidator_sample_size),
+            tuple(int(s) for s in sizes),
+            int(self.consolidator_n_steps),
+            int(self.consolidator_sample_size),
         )
-        consolidation = NeuralConsolidation(np.asarray(phi), consolidator)
-        _check_finite_state(consolidation, self.n_tasks_seen_)
-        return {
-            "theta_": theta,
-            "consolidation_": consolidation,
-            "loss_curve_": losses,
-            "consolidator_loss_curve_": np.asarray(consolidator_losses),
-        }
+
+    @property
+    def consolidator_loss_curve_(self):
+        """The consolidator loss (eq. 6) at each step of the last fit."""
+        return self.consolidation_.fit_losses

@@ -1,15 +1,16 @@
-"""Quadratic consolidation methods: AQC (full Hessian), EWC and SI (diagonal).
+"""Quadratic consolidation methods: AQC, EWC, online EWC and SI.
 
-All three replace L_{t-1} by ½λ(θ−θ*_{t-1})ᵀ H_{t-1} (θ−θ*_{t-1}) with
+All replace L_{t-1} by ½λ(θ−θ*_{t-1})ᵀ H_{t-1} (θ−θ*_{t-1}) with
 H_{t-1} = precision·I + Σ_{i<t} C_i, where C_i is the task's curvature
 measured at its solution θ*_i; they differ only in C_i.
 """
 
-from ._base import BaseSequentialClassifier, fill_doc
-from ._consolidation import DiagonalQuadratic, FullQuadratic
-from ._consolidation.curvature import fisher_diagonal, nll_hessian, path_importance
+import numpy as np
 
-__all__ = ["AQCClassifier", "EWCClassifier", "SIClassifier"]
+from ._base import BaseSequentialClassifier, fill_doc
+from ._consolidation import OnlineEWC, PathIntegral, Quadratic
+
+__all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
 
 class _QuadraticClassifier(BaseSequentialClassifier):
@@ -43,21 +44,39 @@ class _QuadraticClassifier(BaseSequentialClassifier):
 class AQCClassifier(_QuadraticClassifier):
     """Autodiff quadratic consolidation (AQC; paper, section II-B).
 
-    After each task t the exact Hessian of the task's NLL at its solution,
-    H(nll_t)(θ*_t), is computed by automatic differentiation (the Jacobian
-    of the gradient, summed over minibatches; eq. 4) and added to the
-    running H_t = precision·I + Σ_i H(nll_i)(θ*_i). The next task minimises
+    After each task t the curvature of the task's NLL at its solution θ*_t
+    is added to the running H_t = precision·I + Σ_i C_i(θ*_i). The next
+    task minimises
 
         λ/2 (θ − θ*_t)ᵀ H_t (θ − θ*_t) + nll_{t+1}(θ)        (eq. 3)
 
-    H has n_params² entries: AQC suits small networks, e.g. one dense
-    layer on the features of a frozen pre-trained extractor.
+    By default C is the paper's: the exact Hessian of the NLL, full,
+    summed over minibatches (eq. 4) — computed in closed form for a single
+    dense layer (softmax or logistic regression, e.g. on the features of a
+    frozen extractor) and by automatic differentiation (the Jacobian of the
+    gradient) for deeper networks. A full H has n_params² entries; past a
+    few thousand parameters choose a cheaper ``structure``.
 
     Parameters
     ----------
     alpha : float, default=1.0
         λ, the weight of the quadratic penalty (paper's grid: 1, 10, 100,
-        1000, 10000, chosen on a validation sequence).
+        1000, 10000, chosen on a validation sequence). It is the paper's λ
+        for every curvature and structure: C is always a sum over the
+        task's samples, as the paper's Hessian is.
+    curvature : {"hessian", "ggn", "empirical_fisher"}, default="hessian"
+        What C measures: the exact Hessian (the paper's AQC); the
+        generalised Gauss-Newton matrix, equal to the Fisher information
+        for these likelihoods and to the Hessian without hidden layers,
+        positive semi-definite everywhere; or the empirical Fisher, the sum
+        of the per-sample gradients' outer products at the observed labels.
+    structure : {"full", "kron", "diag"}, default="full"
+        How C is stored and penalised: dense (O(n_params²) memory and per
+        training step; refused, before any work, where it cannot fit in
+        memory); Kronecker-factored per dense layer (K-FAC; the online
+        structured Laplace approximation of Ritter et al., 2018, keeping
+        each task's factors, O(D² + K²) memory per layer and task and
+        O(D²K + DK²) per step for D inputs and K outputs); or diagonal.
 {common}
 
     Attributes
@@ -67,8 +86,12 @@ class AQCClassifier(_QuadraticClassifier):
     n_tasks_seen_ : int
     theta_ : ndarray of shape (n_params,)
         θ*_t.
+    consolidation_ : QuadraticState
+        The stand-in for L_t: centre θ*_t, the prior's precision and
+        Σ_i C_i in the chosen structure (``consolidation_.curvature``).
     hessian_ : ndarray of shape (n_params, n_params)
-        H_t, including the prior's precision·I.
+        H_t, including the prior's precision·I (``structure="full"``
+        only).
     loss_curve_ : ndarray of shape (n_epochs,)
 
     Examples
@@ -81,21 +104,56 @@ class AQCClassifier(_QuadraticClassifier):
     ...     clf = clf.partial_fit(X, y, classes=data.classes)
     >>> clf.hessian_.shape
     (15, 15)
+    >>> kfac = AQCClassifier(alpha=1.0, curvature="ggn", structure="kron", learning_rate=0.1)
+    >>> for X, y in data.train:
+    ...     kfac = kfac.partial_fit(X, y, classes=data.classes)
+    >>> kfac.consolidation_.curvature.n_terms  # one Kronecker term per task
+    3
     """
 
-    def _initial_consolidation(self, n_params):
-        return FullQuadratic.prior(n_params, self.prior_precision)
-
-    def _consolidate(self, consolidation, theta_start, theta_end, X, y, w, path, key):
-        hessian = nll_hessian(
-            self._objective(), theta_end, X, y, w, batch_size=int(self.batch_size)
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        curvature="hessian",
+        structure="full",
+        hidden_layer_sizes=(),
+        n_epochs=100,
+        batch_size=16,
+        learning_rate=0.01,
+        prior_precision=1.0,
+        class_weight=None,
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            alpha=alpha,
+            hidden_layer_sizes=hidden_layer_sizes,
+            n_epochs=n_epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            prior_precision=prior_precision,
+            class_weight=class_weight,
+            random_state=random_state,
+            verbose=verbose,
         )
-        return consolidation.add(theta_end, hessian)
+        self.curvature = curvature
+        self.structure = structure
+
+    def _make_consolidation(self):
+        return Quadratic(float(self.alpha), self.curvature, self.structure, "sum")
 
     @property
     def hessian_(self):
-        """H_t = precision·I + Σ_i H(nll_i)(θ*_i), shape (n_params, n_params)."""
-        return self.consolidation_.curvature
+        """H_t = precision·I + Σ_i C_i, shape (n_params, n_params), for the full structure."""
+        state = self.consolidation_
+        if self.structure != "full":
+            raise AttributeError(
+                f"hessian_ is kept only with structure='full' (this one is "
+                f"{self.structure!r}); consolidation_.curvature holds Σ_i C_i."
+            )
+        H = np.diag(state.prior)
+        return H if state.curvature is None else H + state.curvature.matrix
 
 
 @fill_doc
@@ -111,12 +169,15 @@ class EWCClassifier(_QuadraticClassifier):
         λ/2 Σ_k (precision + Σ_{i≤t} F_{i,k}) (θ_k − θ*_{t,k})² + nll_{t+1}(θ)
 
     Because F is a mean over samples while AQC's Hessian is a sum, the
-    same λ weighs EWC's penalty about n_samples times less.
+    same λ weighs EWC's penalty about n_samples times less. F is
+    ``AQCClassifier(curvature="ggn", structure="diag")``'s curvature
+    divided by the task's number of samples.
 
     Parameters
     ----------
     alpha : float, default=1.0
-        λ (paper's grid: 1, 10, 100, 1000, 10000).
+        λ (paper's grid: 1, 10, 100, 1000, 10000); the paper's code's λ,
+        which multiplies the mean Fisher.
 {common}
 
     Attributes
@@ -141,19 +202,13 @@ class EWCClassifier(_QuadraticClassifier):
     (15,)
     """
 
-    def _initial_consolidation(self, n_params):
-        return DiagonalQuadratic.prior(n_params, self.prior_precision)
-
-    def _consolidate(self, consolidation, theta_start, theta_end, X, y, w, path, key):
-        fisher = fisher_diagonal(
-            self._objective(), theta_end, X, y, w, batch_size=int(self.batch_size)
-        )
-        return consolidation.add(theta_end, fisher)
+    def _make_consolidation(self):
+        return Quadratic(float(self.alpha), "ggn", "diag", "mean")
 
     @property
     def importance_(self):
         """precision + Σ_i F_i, shape (n_params,)."""
-        return self.consolidation_.curvature
+        return self.consolidation_.hessian_diagonal()
 
 
 @fill_doc
@@ -204,8 +259,6 @@ class SIClassifier(_QuadraticClassifier):
     True
     """
 
-    _track_path = True
-
     def __init__(
         self,
         alpha=1.0,
@@ -233,14 +286,92 @@ class SIClassifier(_QuadraticClassifier):
         )
         self.damping = damping
 
-    def _initial_consolidation(self, n_params):
-        return DiagonalQuadratic.prior(n_params, self.prior_precision)
-
-    def _consolidate(self, consolidation, theta_start, theta_end, X, y, w, path, key):
-        omega = path_importance(path, theta_start, theta_end, float(self.damping))
-        return consolidation.add(theta_end, omega)
+    def _make_consolidation(self):
+        return PathIntegral(float(self.alpha), float(self.damping))
 
     @property
     def importance_(self):
         """precision + Σ_i Ω_i, shape (n_params,)."""
-        return self.consolidation_.curvature
+        return self.consolidation_.hessian_diagonal()
+
+
+@fill_doc
+class OnlineEWCClassifier(_QuadraticClassifier):
+    """Online EWC: EWC whose old importances decay (Schwarz et al., 2018).
+
+    As :class:`EWCClassifier` — the diagonal Fisher information at each
+    task's solution, averaged over its samples — but before a new task's
+    Fisher F_t is added, the accumulated one is multiplied by a decay γ:
+
+        F*_t = γ F*_{t-1} + F_t
+        λ/2 Σ_k (precision + F*_{t,k}) (θ_k − θ*_{t,k})² + nll_{t+1}(θ)
+
+    γ = 1 is :class:`EWCClassifier`; γ < 1 lets old tasks' constraints
+    fade, trading stability for plasticity over long sequences.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        λ, as for :class:`EWCClassifier` (it multiplies mean Fishers).
+    decay : float, default=0.9
+        γ ∈ (0, 1].
+{common}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_tasks_seen_ : int
+    theta_ : ndarray of shape (n_params,)
+    importance_ : ndarray of shape (n_params,)
+        precision + F*_t, the diagonal of the penalty.
+    loss_curve_ : ndarray of shape (n_epochs,)
+
+    Examples
+    --------
+    >>> from skcl import OnlineEWCClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> data = load_ci_split_iris()
+    >>> clf = OnlineEWCClassifier(alpha=100, decay=0.5, learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> clf.importance_.shape
+    (15,)
+    """
+
+    def __init__(
+        self,
+        alpha=1.0,
+        decay=0.9,
+        *,
+        hidden_layer_sizes=(),
+        n_epochs=100,
+        batch_size=16,
+        learning_rate=0.01,
+        prior_precision=1.0,
+        class_weight=None,
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            alpha=alpha,
+            hidden_layer_sizes=hidden_layer_sizes,
+            n_epochs=n_epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            prior_precision=prior_precision,
+            class_weight=class_weight,
+            random_state=random_state,
+            verbose=verbose,
+        )
+        self.decay = decay
+
+    def _make_consolidation(self):
+        if not (np.isscalar(self.decay) and 0 < self.decay <= 1):
+            raise ValueError(f"decay must be in (0, 1], got {self.decay!r}.")
+        return OnlineEWC(float(self.alpha), decay=float(self.decay))
+
+    @property
+    def importance_(self):
+        """precision + F*_t, shape (n_params,)."""
+        return self.consolidation_.hessian_diagonal()

@@ -1,8 +1,7 @@
 """The two reference methods that bound the others: fine-tuning and joint."""
 
-import numpy as np
-
 from ._base import BaseSequentialClassifier, fill_doc
+from ._consolidation import Prior, Replay
 
 __all__ = ["FineTuningClassifier", "JointClassifier"]
 
@@ -39,8 +38,8 @@ class FineTuningClassifier(BaseSequentialClassifier):
     array([2, 2, 2])
     """
 
-    def _penalty_scale(self):
-        return 1.0
+    def _make_consolidation(self):
+        return Prior()
 
 
 @fill_doc
@@ -77,28 +76,8 @@ class JointClassifier(BaseSequentialClassifier):
     96
     """
 
-    def _reset(self):
-        for name in ("_X_seen", "_y_seen", "_sample_weight_seen"):
-            vars(self).pop(name, None)
+    def _make_consolidation(self):
+        return Replay()
 
-    def _penalty_scale(self):
-        return 1.0
-
-    def _learn_task(self, X, y, sample_weight, key):
-        if self.n_tasks_seen_:
-            X = np.concatenate([self._X_seen, X])
-            y = np.concatenate([self._y_seen, y])
-            sample_weight = np.concatenate([self._sample_weight_seen, sample_weight])
-        # Class weights are counted over all stored data.
-        w = self._likelihood_weights(y, sample_weight)
-        theta, losses, _ = self._minimize(
-            self.theta_, (self.consolidation_, 1.0), X, y, w, key
-        )
-        return {
-            "theta_": theta,
-            "loss_curve_": losses,
-            "_X_seen": X,
-            "_y_seen": y,
-            "_sample_weight_seen": sample_weight,
-            "n_samples_seen_": len(y),
-        }
+    def _task_attributes(self, consolidation, state, key):
+        return {"n_samples_seen_": len(state.y)}

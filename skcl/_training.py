@@ -8,16 +8,17 @@ compiled loop body than outside one (jax-ml/jax#12868; measured here: 294
 vs 44 ms per minibatch step of ``cnn4``), so convolutional networks train
 stepwise, while the small dense networks of the classifiers, whose steps
 cost microseconds, keep the single compiled loop.
-The method-specific part is the *objective*, a hashable callable (a frozen
-dataclass) passed as a static argument, so that every estimator with the
-same network and method reuses one compiled loop across tasks, λ values
-and estimator instances; only shapes trigger a new compilation.
+The method-specific part is a *consolidation* (``skcl._consolidation``):
+the loop asks it for the minibatch's data term and for the penalty (the
+stand-in for L_{t-1}), and carries its per-step trace without looking
+inside. The model (network and likelihood) is a hashable static argument
+and the consolidation a pytree whose numbers (λ, ξ, ...) are traced, so
+every estimator with the same network and method reuses one compiled loop
+across tasks, λ values and estimator instances; only shapes trigger a new
+compilation.
 
-The objective returns two terms for a minibatch: the data term (the NLL of
-the minibatch, or for variational methods its expectation) and the
-penalty (the stand-in for L_{t-1}). The loop divides the penalty by the
-number of minibatches, so that one epoch adds up to one full loss
-(paper, section II-B, step 2).
+The loop divides the penalty by the number of minibatches, so that one
+epoch adds up to one full loss (paper, section II-B, step 2).
 """
 
 from functools import partial
@@ -58,37 +59,32 @@ def _optimiser(n_steps, learning_rate):
     return optax.adam(optax.cosine_onecycle_schedule(n_steps, learning_rate))
 
 
-def _step(objective, aux, X, y, weights, optimiser, n_batches, track_path, carry, batch):
+def _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batch):
     """One Adam step on one minibatch: the step both drivers share.
 
-    ``carry = (params, opt_state, path)`` and ``batch = (idx, mask,
+    ``carry = (params, opt_state, trace)`` and ``batch = (idx, mask,
     step_key)``; returns the new carry and the minibatch's loss, data term
-    plus the penalty divided by the number of minibatches.
+    plus the penalty divided by the number of minibatches. The two terms
+    are differentiated apart (for the price of one gradient of their sum)
+    because a consolidation's trace may need the data term's gradient
+    alone (SI).
     """
-
-    def split_loss(params, Xb, yb, wb, step_key):
-        data, penalty = objective(params, aux, Xb, yb, wb, step_key)
-        return data, penalty / n_batches
-
-    def total_loss(params, *batch_args):
-        data, penalty = split_loss(params, *batch_args)
-        return data + penalty
-
-    params, opt_state, path = carry
+    params, opt_state, trace = carry
     idx, mask, step_key = batch
-    args = (X[idx], y[idx], weights[idx] * mask, step_key)
-    if track_path:
-        data_grad = jax.grad(lambda p: split_loss(p, *args)[0])(params)
-        penalty_grad = jax.grad(lambda p: split_loss(p, *args)[1])(params)
-        grads = jax.tree.map(jnp.add, data_grad, penalty_grad)
-        loss = total_loss(params, *args)
-    else:
-        loss, grads = jax.value_and_grad(total_loss)(params, *args)
+    Xb, yb, wb = X[idx], y[idx], weights[idx] * mask
+
+    def data_term(p):
+        return consolidation.data_term(model, p, Xb, yb, wb, step_key)
+
+    def penalty(p):
+        return consolidation.penalty(state, p, step_key) / n_batches
+
+    data, data_grad = jax.value_and_grad(data_term)(params)
+    pen, penalty_grad = jax.value_and_grad(penalty)(params)
+    grads = jax.tree.map(jnp.add, data_grad, penalty_grad)
     updates, opt_state = optimiser.update(grads, opt_state, params)
-    new_params = optax.apply_updates(params, updates)
-    if track_path:
-        path = jax.tree.map(lambda w, g, d: w - g * d, path, data_grad, updates)
-    return (new_params, opt_state, path), loss
+    trace = consolidation.update_trace(trace, params, data_grad, updates)
+    return (optax.apply_updates(params, updates), opt_state, trace), data + pen
 
 
 def _epoch_batches(epoch_key, n_samples, batch_size):
@@ -98,11 +94,12 @@ def _epoch_batches(epoch_key, n_samples, batch_size):
     return idx, mask, jax.random.split(steps_key, idx.shape[0])
 
 
-@partial(jax.jit, static_argnames=("objective", "n_epochs", "batch_size", "track_path"))
+@partial(jax.jit, static_argnames=("model", "n_epochs", "batch_size"))
 def minimize(
-    objective,
-    theta,
-    aux,
+    model,
+    consolidation,
+    state,
+    params,
     X,
     y,
     weights,
@@ -111,78 +108,78 @@ def minimize(
     *,
     n_epochs,
     batch_size,
-    track_path=False,
 ):
     """Learn one task: Adam with a cosine one-cycle schedule over minibatches.
 
+    Minimises Σ_batches [data term + penalty / n_batches] per epoch, the
+    minibatch form of L̂_t(θ) = (stand-in for L_{t-1})(θ) + nll_t(θ).
+
     Parameters
     ----------
-    objective : hashable callable
-        ``objective(theta, aux, X_batch, y_batch, w_batch, key) ->
-        (data_term, penalty_term)``, both scalars.
-    theta : array of shape (n_params,)
+    model : skcl._model.Model
+        Network and likelihood (static).
+    consolidation : Consolidation
+        The method: supplies ``data_term``, ``penalty`` and the trace.
+    state : pytree
+        The consolidation's state (the stand-in for L_{t-1}).
+    params : array of shape (n_params,)
         Starting point (the previous task's solution, or the
-        initialisation). Any pytree works; SI's path needs an array.
-    aux : pytree
-        Everything else the objective needs (the consolidation, λ, ...);
-        dynamic, so changing it does not recompile.
+        initialisation); for variational methods the flat variational
+        parameters.
     X : array of shape (n_samples, ...)
     y : int array of shape (n_samples,)
     weights : array of shape (n_samples,)
         Per-sample likelihood weights.
     key : PRNG key
-        Shuffles the minibatches; also handed to the objective (one fresh
-        key per step) for Monte Carlo estimates.
+        Shuffles the minibatches; also handed to the data term and the
+        penalty (one fresh key per step) for Monte Carlo estimates.
     learning_rate : float
         Peak of the one-cycle schedule (the paper's base learning rate).
     n_epochs, batch_size : int
         The schedule runs over ``n_epochs × n_batches`` steps.
-    track_path : bool, default=False
-        Also return SI's path integral ``Σ_steps -g·Δθ`` per parameter,
-        with g the gradient of the data term alone (Zenke et al., 2017).
 
     Returns
     -------
-    theta : array like the input
+    params : array like the input
         Parameters after the last step; the optimiser state is dropped,
         so the next task starts Adam afresh.
     epoch_losses : array of shape (n_epochs,)
         Sum over each epoch's minibatches of data term + scaled penalty.
-    path : array like theta, or None
-        The path integral when ``track_path`` is set.
+    trace : pytree or None
+        The consolidation's trace after the last step.
     """
     n_samples = X.shape[0]
     n_batches = n_minibatches(n_samples, batch_size)
     optimiser = _optimiser(n_epochs * n_batches, learning_rate)
-    step = partial(_step, objective, aux, X, y, weights, optimiser, n_batches, track_path)
+    step = partial(_step, model, consolidation, state, X, y, weights, optimiser, n_batches)
 
     def epoch(carry, epoch_key):
         batches = _epoch_batches(epoch_key, n_samples, batch_size)
         carry, losses = jax.lax.scan(step, carry, batches)
         return carry, losses.sum()
 
-    path0 = jax.tree.map(jnp.zeros_like, theta) if track_path else None
-    carry0 = (theta, optimiser.init(theta), path0)
-    (theta, _, path), epoch_losses = jax.lax.scan(
+    carry0 = (params, optimiser.init(params), consolidation.init_trace(state, params))
+    (params, _, trace), epoch_losses = jax.lax.scan(
         epoch, carry0, jax.random.split(key, n_epochs)
     )
-    return theta, epoch_losses, path
+    return params, epoch_losses, trace
 
 
-@partial(jax.jit, static_argnames=("objective", "n_steps", "n_batches", "track_path"))
-def _jitted_step(objective, aux, X, y, weights, learning_rate, carry, batch, *,
-                 n_steps, n_batches, track_path):
+@partial(jax.jit, static_argnames=("model", "n_steps", "n_batches"))
+def _jitted_step(model, consolidation, state, X, y, weights, learning_rate, carry, batch, *,
+                 n_steps, n_batches):
     optimiser = _optimiser(n_steps, learning_rate)
-    return _step(objective, aux, X, y, weights, optimiser, n_batches, track_path, carry, batch)
+    return _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batch)
 
 
 _jitted_epoch_batches = jax.jit(_epoch_batches, static_argnames=("n_samples", "batch_size"))
 
 
 def minimize_stepwise(
-    objective,
-    theta,
-    aux,
+    model,
+    consolidation,
+    state,
+    params,
     X,
     y,
     weights,
@@ -191,7 +188,6 @@ def minimize_stepwise(
     *,
     n_epochs,
     batch_size,
-    track_path=False,
     on_epoch=None,
 ):
     """:func:`minimize`, one jitted step per minibatch from a Python loop.
@@ -203,7 +199,7 @@ def minimize_stepwise(
 
     Parameters
     ----------
-    objective, theta, aux, X, y, weights, key, learning_rate, n_epochs, batch_size, track_path
+    model, consolidation, state, params, X, y, weights, key, learning_rate, n_epochs, batch_size
         As for :func:`minimize`.
     on_epoch : callable, default=None
         Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
@@ -211,18 +207,18 @@ def minimize_stepwise(
 
     Returns
     -------
-    theta, epoch_losses, path
+    params, epoch_losses, trace
         As for :func:`minimize`.
     """
     X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
     n_samples = X.shape[0]
     n_batches = n_minibatches(n_samples, batch_size)
     step = partial(
-        _jitted_step, objective, aux, X, y, weights, learning_rate,
-        n_steps=n_epochs * n_batches, n_batches=n_batches, track_path=track_path,
+        _jitted_step, model, consolidation, state, X, y, weights, learning_rate,
+        n_steps=n_epochs * n_batches, n_batches=n_batches,
     )
-    path0 = jax.tree.map(jnp.zeros_like, theta) if track_path else None
-    carry = (theta, _optimiser(n_epochs * n_batches, learning_rate).init(theta), path0)
+    optimiser = _optimiser(n_epochs * n_batches, learning_rate)
+    carry = (params, optimiser.init(params), consolidation.init_trace(state, params))
     epoch_losses = []
     for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
         idx, mask, step_keys = _jitted_epoch_batches(
@@ -235,5 +231,5 @@ def minimize_stepwise(
         epoch_losses.append(jnp.sum(jnp.stack(losses)))
         if on_epoch is not None:
             on_epoch(epoch, float(epoch_losses[-1]))
-    theta, _, path = carry
-    return theta, jnp.stack(epoch_losses), path
+    params, _, trace = carry
+    return params, jnp.stack(epoch_losses), trace

@@ -12,13 +12,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _likelihoods
-from ._base import BaseSequentialClassifier, _check_finite_state, fill_doc
-from ._consolidation.variational import (
-    FunctionSpaceObjective,
-    Gaussian,
-    GaussianMixture,
-    VariationalObjective,
-)
+from ._base import BaseSequentialClassifier, fill_doc
+from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
 from ._networks import apply_numpy
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
@@ -73,14 +68,8 @@ class _VariationalClassifier(BaseSequentialClassifier):
     def _family(self):
         return Gaussian(self.network_.n_params)
 
-    def _variational_objective(self):
-        return VariationalObjective(
-            self.network_, self.likelihood_, self._family(), int(self.n_train_samples)
-        )
-
-    def _aux(self, prior, X):
-        """Returns (aux, attributes to store) for the objective of a task."""
-        return (prior,), {}
+    def _make_consolidation(self):
+        return Variational(self._family(), int(self.n_train_samples))
 
     def _positive_ints(self):
         return ("n_train_samples", "n_predict_samples")
@@ -95,42 +84,13 @@ class _VariationalClassifier(BaseSequentialClassifier):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         return hidden
 
-    def _initial_consolidation(self, n_params):
-        """The prior of the first task, in the family's layout."""
-        return self._family().prior(self.prior_precision)
-
-    def _penalty_scale(self):
-        return 1.0
-
-    def _initial_thetas(self, n):
-        """θ_0 and n − 1 further independent initialisations of the network."""
-        key = jax.random.fold_in(jax.random.PRNGKey(self._seed), 2**31 - 2)
-        extra = [np.asarray(self.network_.init(k)) for k in jax.random.split(key, n - 1)]
-        return np.stack([self.theta_, *extra]) if extra else self.theta_[None]
-
-    def _learn_task(self, X, y, sample_weight, key):
-        w = self._likelihood_weights(y, sample_weight)
-        family = self._family()
-        prior = self.consolidation_
-        if self.n_tasks_seen_ == 0:
-            start = family.init(self._initial_thetas(getattr(family, "n_components", 1)))
-        else:
-            start = prior  # the previous posterior: warm start
-        aux, extra = self._aux(prior, X)
-        train_key = jax.random.fold_in(key, 0)
-        posterior, losses, _ = self._minimize(
-            start, aux, X, y, w, train_key, objective=self._variational_objective()
-        )
-        _check_finite_state(posterior, self.n_tasks_seen_)
+    def _task_attributes(self, consolidation, state, key):
+        """The samples of θ from q_t that ``predict_proba`` averages."""
         predict_key = jax.random.fold_in(key, _PREDICT_STREAM)
-        samples = np.asarray(family.sample(posterior, predict_key, int(self.n_predict_samples)))
-        return {
-            "consolidation_": posterior,
-            "theta_": np.asarray(family.mean(posterior)),
-            "posterior_samples_": samples,
-            "loss_curve_": losses,
-            **extra,
-        }
+        samples = consolidation.family.sample(
+            state.posterior, predict_key, int(self.n_predict_samples)
+        )
+        return {"posterior_samples_": np.asarray(samples)}
 
     def _logits(self, X):
         """Log of the Monte Carlo predictive probabilities.
@@ -156,7 +116,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
     def posterior_(self):
         """The flat variational parameters of q_t (see the family's layout)."""
         check_is_fitted(self)
-        return self.consolidation_
+        return self.consolidation_.posterior
 
 
 @fill_doc
@@ -389,23 +349,10 @@ class GSFSVIClassifier(_VariationalClassifier):
     def _positive_ints(self):
         return (*super()._positive_ints(), "n_inducing_points")
 
-    def _variational_objective(self):
-        return FunctionSpaceObjective(
-            self.network_,
-            self.likelihood_,
-            self._family(),
-            int(self.n_train_samples),
-            int(self.n_inducing_points),
-        )
-
-    def _aux(self, prior, X):
-        n_features = X.shape[1]
-        if self.inducing_bounds is None:
-            low, high = X.min(axis=0), X.max(axis=0)
-            if self.n_tasks_seen_:
-                low = np.minimum(low, self.inducing_low_)
-                high = np.maximum(high, self.inducing_high_)
-        else:
+    def _make_consolidation(self):
+        low = high = None
+        if self.inducing_bounds is not None:
+            n_features = self.n_features_in_
             try:
                 low, high = self.inducing_bounds
                 low = np.broadcast_to(np.asarray(low, np.float32), (n_features,))
@@ -420,8 +367,23 @@ class GSFSVIClassifier(_VariationalClassifier):
                 raise ValueError(
                     f"inducing_bounds must be finite with low <= high, got {self.inducing_bounds!r}."
                 )
-        low, high = np.array(low, np.float32), np.array(high, np.float32)
-        return (prior, low, high), {"inducing_low_": low, "inducing_high_": high}
+            low, high = np.array(low), np.array(high)
+        return FunctionSpace(
+            self._family(), int(self.n_train_samples), int(self.n_inducing_points),
+            self.network_, low, high,
+        )
+
+    @property
+    def inducing_low_(self):
+        """Lower corner of the inducing points' box used for the last task."""
+        check_is_fitted(self)
+        return self.consolidation_.low
+
+    @property
+    def inducing_high_(self):
+        """Upper corner of the inducing points' box used for the last task."""
+        check_is_fitted(self)
+        return self.consolidation_.high
 
 
 for _cls in (GVCLClassifier, GMVCLClassifier, GSFSVIClassifier):

@@ -1,15 +1,23 @@
-"""AQC's Hessian, EWC's Fisher and SI's path integral against independent
-computations: closed forms in float64 NumPy, finite differences, and the
-fundamental theorem of calculus for line integrals."""
+"""Every curvature kind × structure against an independent computation:
+closed forms in float64 NumPy, finite differences, per-sample brute force,
+and the fundamental theorem of calculus for SI's line integral."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
-from skcl import AQCClassifier, EWCClassifier, SIClassifier
-from skcl._consolidation import DiagonalQuadratic, MAPObjective
-from skcl._consolidation.curvature import fisher_diagonal, nll_hessian
+from skcl import AQCClassifier, EWCClassifier, OnlineEWCClassifier, SIClassifier
+from skcl._consolidation import PathIntegral, prior_state
+from skcl._consolidation.curvature import task_curvature
+from skcl._consolidation.quadratic import check_structure_fits
+from skcl._consolidation.structures import (
+    DiagonalCurvature,
+    FullCurvature,
+    KroneckerCurvature,
+)
+from skcl._model import Model
 from skcl._networks import MLP, apply_numpy
 from skcl._training import minimize
 
@@ -47,11 +55,35 @@ def relative_error(A, B):
     return np.linalg.norm(np.asarray(A, np.float64) - B) / np.linalg.norm(B)
 
 
+def dense(model, kind, structure, theta, X, y, w, batch_size=16, method="auto"):
+    C = task_curvature(model, kind, structure, jnp.asarray(theta), X, y, w,
+                       batch_size=batch_size, method=method)
+    return C.to_dense()
+
+
 @pytest.fixture(scope="module")
 def wine_scaled(wine):
     X = np.concatenate([X for X, _ in wine.train])
     y = np.concatenate([y for _, y in wine.train])
     return StandardScaler().fit_transform(X).astype(np.float32), y.astype(np.int32)
+
+
+@pytest.fixture(scope="module")
+def hidden_problem(wine_scaled):
+    """Wine (a third of it), a network with a hidden layer, a generic θ and
+    non-uniform likelihood weights."""
+    X, y = wine_scaled
+    X, y = X[::3], y[::3]
+    model = Model(MLP(X.shape[1], (5,), 3), "categorical")
+    theta = np.asarray(model.network.init(jax.random.PRNGKey(0))) + 0.1
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(y)).astype(np.float32)
+    return model, theta, X, y, w
+
+
+def per_sample_gradients(model, theta, X, y):
+    """g_n = ∇ nll_n(θ) one sample at a time, shape (n, n_params)."""
+    grad = jax.jit(jax.grad(lambda t, x, c: model.nll(t, x[None], c[None], jnp.ones(1))))
+    return np.stack([np.asarray(grad(theta, x, c), np.float64) for x, c in zip(X, y)])
 
 
 @pytest.mark.parametrize("batch_size", [7, 16, 1000])
@@ -61,12 +93,12 @@ def test_hessian_matches_softmax_regression_closed_form(wine_scaled, batch_size)
     network = MLP(X.shape[1], (), 3)
     theta = rng.normal(scale=0.3, size=network.n_params).astype(np.float32)
     w = rng.uniform(0.5, 2.0, size=len(y)).astype(np.float32)
-    H = nll_hessian(
-        MAPObjective(network, "categorical"), theta, X, y, w, batch_size=batch_size
-    )
+    model = Model(network, "categorical")
     expected = softmax_regression_hessian(theta, X, w, 3)
-    assert H.shape == (network.n_params, network.n_params)
-    assert relative_error(H, expected) < 1e-4
+    for method in ("closed_form", "autodiff"):
+        H = dense(model, "hessian", "full", theta, X, y, w, batch_size, method)
+        assert H.shape == (network.n_params, network.n_params)
+        assert relative_error(H, expected) < 1e-4
 
 
 def test_hessian_matches_logistic_regression_closed_form(wine_scaled):
@@ -75,20 +107,22 @@ def test_hessian_matches_logistic_regression_closed_form(wine_scaled):
     network = MLP(X.shape[1], (), 1)
     theta = np.random.default_rng(1).normal(scale=0.3, size=network.n_params).astype(np.float32)
     w = np.ones(len(y), np.float32)
-    H = nll_hessian(MAPObjective(network, "bernoulli"), theta, X, y, w, batch_size=16)
-    assert relative_error(H, logistic_regression_hessian(theta, X, w)) < 1e-4
+    expected = logistic_regression_hessian(theta, X, w)
+    for method in ("closed_form", "autodiff"):
+        H = dense(Model(network, "bernoulli"), "hessian", "full", theta, X, y, w, 16, method)
+        assert relative_error(H, expected) < 1e-4
 
 
 def test_hessian_of_hidden_layer_network_matches_finite_differences(wine_scaled):
     X, y = wine_scaled
     network = MLP(X.shape[1], (5,), 3)
-    objective = MAPObjective(network, "categorical")
+    model = Model(network, "categorical")
     theta = np.asarray(network.init(jax.random.PRNGKey(0))) + 0.1
     w = np.ones(len(y), np.float32)
-    H = np.asarray(nll_hessian(objective, theta, X, y, w, batch_size=32), np.float64)
+    H = dense(model, "hessian", "full", theta, X, y, w, batch_size=32)
 
     # Central differences of the gradient, column by column.
-    grad = jax.jit(jax.grad(lambda t: objective.data_term(t, X, y, w)))
+    grad = jax.jit(jax.grad(lambda t: model.nll(t, X, y, w)))
     eps = 1e-2
     fd = np.empty_like(H)
     for k in range(network.n_params):
@@ -109,6 +143,7 @@ def test_aqc_accumulates_prior_and_task_hessians(iris):
         )
     assert relative_error(clf.hessian_, expected) < 1e-4
     np.testing.assert_array_equal(clf.consolidation_.center, clf.theta_)
+    np.testing.assert_array_equal(clf.consolidation_.prior, np.ones(15))  # kept diagonal
 
 
 def test_fisher_matches_brute_force(wine_scaled):
@@ -116,7 +151,7 @@ def test_fisher_matches_brute_force(wine_scaled):
     network = MLP(X.shape[1], (), 3)
     theta = np.random.default_rng(2).normal(scale=0.3, size=network.n_params).astype(np.float32)
     w = np.ones(len(y), np.float32)
-    F = fisher_diagonal(MAPObjective(network, "categorical"), theta, X, y, w, batch_size=16)
+    F = np.diag(dense(Model(network, "categorical"), "ggn", "diag", theta, X, y, w)) / len(X)
 
     # ∂ log p_c / ∂[W; b]_{ik} = x̃_i (δ_ck − p_k), squared and averaged
     # over c ~ p(c | x) and over the samples.
@@ -135,9 +170,10 @@ def test_ewc_importance_is_prior_plus_fisher_sum(iris):
     clf = EWCClassifier(alpha=100.0, learning_rate=0.1, random_state=0)
     X, y = iris.train[0]
     clf.partial_fit(X, y, classes=iris.classes)
-    objective = MAPObjective(clf.network_, clf.likelihood_)
-    F = fisher_diagonal(objective, clf.theta_, X.astype(np.float32), y, np.ones(len(y), np.float32), batch_size=5)
-    np.testing.assert_allclose(clf.importance_, 1.0 + np.asarray(F), rtol=1e-5)
+    model = Model(clf.network_, clf.likelihood_)
+    F = np.diag(dense(model, "ggn", "diag", clf.theta_, X.astype(np.float32), y,
+                      np.ones(len(y), np.float32), batch_size=5)) / len(X)
+    np.testing.assert_allclose(clf.importance_, 1.0 + F, rtol=1e-5)
 
 
 def test_si_path_integral_is_the_loss_decrease(wine_scaled):
@@ -145,15 +181,14 @@ def test_si_path_integral_is_the_loss_decrease(wine_scaled):
     the optimisation path, i.e. the decrease of the NLL."""
     X, y = wine_scaled
     network = MLP(X.shape[1], (), 3)
-    objective = MAPObjective(network, "categorical")
+    model = Model(network, "categorical")
     w = np.ones(len(y), np.float32)
     theta_start = network.init(jax.random.PRNGKey(0))
-    aux = (DiagonalQuadratic.prior(network.n_params, 1.0), 1.0)
     theta_end, _, path = minimize(
-        objective, theta_start, aux, X, y, w, jax.random.PRNGKey(1), 0.01,
-        n_epochs=300, batch_size=len(y), track_path=True,
+        model, PathIntegral(1.0, 1.0), prior_state(network.n_params, 1.0), theta_start,
+        X, y, w, jax.random.PRNGKey(1), 0.01, n_epochs=300, batch_size=len(y),
     )
-    decrease = float(objective.data_term(theta_start, X, y, w) - objective.data_term(theta_end, X, y, w))
+    decrease = float(model.nll(theta_start, X, y, w) - model.nll(theta_end, X, y, w))
     assert decrease > 10.0
     assert abs(float(np.sum(path)) - decrease) < 0.02 * decrease
 
@@ -165,3 +200,206 @@ def test_si_importances_are_non_negative_on_a_convex_task(wine_scaled):
     omega = clf.importance_ - clf.prior_precision  # Ω of the task alone
     assert omega.max() > 1.0
     assert np.all(omega >= -1e-4 * omega.max())
+
+
+# ---------------------------------------------------------------- kind × structure
+
+
+def test_hessian_equals_ggn_for_softmax_regression(wine_scaled):
+    """Canonical link, network linear in θ: the exact Hessian is the GGN."""
+    X, y = wine_scaled
+    model = Model(MLP(X.shape[1], (), 3), "categorical")
+    theta = np.random.default_rng(4).normal(scale=0.3, size=model.network.n_params)
+    H = dense(model, "hessian", "full", theta, X, y, np.ones(len(y), np.float32), method="autodiff")
+    G = dense(model, "ggn", "full", theta, X, y, np.ones(len(y), np.float32), method="autodiff")
+    assert relative_error(G, H) < 1e-5
+
+
+def test_ggn_equals_the_expected_fisher(hidden_problem):
+    """Jᵀ Λ J = Σ_n w_n Σ_c p(c|x_n) ∇log p(c|x_n) ∇log p(c|x_n)ᵀ, the
+    Fisher under the model's own predictive distribution, by brute force
+    over samples and classes (with a hidden layer, where GGN ≠ Hessian)."""
+    model, theta, X, y, w = hidden_problem
+    p = _softmax(apply_numpy(model.network, theta, X))
+    expected = np.zeros((model.network.n_params,) * 2)
+    for c in range(3):
+        g = per_sample_gradients(model, theta, X, np.full(len(y), c, np.int32))
+        expected += (g * (w * p[:, c])[:, None]).T @ g
+    G = dense(model, "ggn", "full", theta, X, y, w)
+    assert relative_error(G, expected) < 1e-4
+    H = dense(model, "hessian", "full", theta, X, y, w)
+    assert relative_error(H, expected) > 1e-3  # the hidden layer makes them differ
+
+
+def test_empirical_fisher_is_the_sum_of_gradient_outer_products(hidden_problem):
+    model, theta, X, y, w = hidden_problem
+    g = per_sample_gradients(model, theta, X, y)
+    expected = (g * w[:, None]).T @ g
+    assert relative_error(dense(model, "empirical_fisher", "full", theta, X, y, w), expected) < 1e-4
+
+
+@pytest.mark.parametrize("kind", ["hessian", "ggn", "empirical_fisher"])
+@pytest.mark.parametrize("likelihood", ["categorical", "bernoulli"])
+def test_closed_form_equals_autodiff_for_one_dense_layer(wine_scaled, kind, likelihood):
+    X, y = wine_scaled
+    n_outputs = 3 if likelihood == "categorical" else 1
+    y = y if likelihood == "categorical" else (y == 1).astype(np.int32)
+    model = Model(MLP(X.shape[1], (), n_outputs), likelihood)
+    theta = np.random.default_rng(5).normal(scale=0.3, size=model.network.n_params)
+    w = np.random.default_rng(6).uniform(0.5, 2.0, len(y)).astype(np.float32)
+    closed = dense(model, kind, "full", theta, X, y, w, method="closed_form")
+    autodiff = dense(model, kind, "full", theta, X, y, w, method="autodiff")
+    assert relative_error(closed, autodiff) < 1e-4
+
+
+@pytest.mark.parametrize("kind", ["hessian", "ggn", "empirical_fisher"])
+def test_diagonal_is_the_diagonal_of_full(hidden_problem, kind):
+    model, theta, X, y, w = hidden_problem
+    full = dense(model, kind, "full", theta, X, y, w)
+    diag = dense(model, kind, "diag", theta, X, y, w)
+    np.testing.assert_allclose(np.diag(diag), np.diag(full), rtol=1e-4,
+                               atol=1e-5 * np.abs(full).max())
+
+
+def _layer_blocks(matrix, network):
+    blocks, start = [], 0
+    for fan_in, fan_out in network.layer_shapes:
+        size = (fan_in + 1) * fan_out
+        blocks.append(matrix[start : start + size, start : start + size])
+        start += size
+    return blocks
+
+
+@pytest.mark.parametrize("kind", ["hessian", "ggn", "empirical_fisher"])
+def test_kronecker_is_exact_for_one_sample(hidden_problem, kind):
+    """One sample: each layer's block of the full curvature is exactly
+    (ã ãᵀ) ⊗ S, which K-FAC stores; K-FAC drops the cross-layer blocks."""
+    model, theta, X, y, w = hidden_problem
+    one = (X[:1], y[:1], w[:1])
+    full = dense(model, kind, "full", theta, *one)
+    kron = dense(model, kind, "kron", theta, *one)
+    for got, expected in zip(_layer_blocks(kron, model.network), _layer_blocks(full, model.network)):
+        assert relative_error(got, expected) < 1e-4
+    cross = full.copy()
+    for block in _layer_blocks(cross, model.network):
+        block[...] = 0
+    assert np.abs(cross).max() > 1e-3  # what the block-diagonal structure leaves out
+
+
+def test_kronecker_is_exact_when_every_sample_has_the_same_output_curvature(wine_scaled):
+    """Softmax regression at W = 0: p is uniform for every sample, so
+    Σ_n w_n ã ãᵀ ⊗ Λ = (Σ_n w_n ã ãᵀ) ⊗ Λ — K-FAC is the full GGN."""
+    X, y = wine_scaled
+    model = Model(MLP(X.shape[1], (), 3), "categorical")
+    theta = np.zeros(model.network.n_params, np.float32)
+    theta[-3:] = [0.3, -0.2, 0.5]  # biases only: the same p for every sample
+    w = np.random.default_rng(7).uniform(0.5, 2.0, len(y)).astype(np.float32)
+    full = dense(model, "ggn", "full", theta, X, y, w)
+    kron = dense(model, "ggn", "kron", theta, X, y, w)
+    assert relative_error(kron, full) < 1e-5
+    # ... and not otherwise.
+    theta = np.random.default_rng(8).normal(scale=0.5, size=model.network.n_params)
+    full = dense(model, "ggn", "full", theta, X, y, w)
+    assert relative_error(dense(model, "ggn", "kron", theta, X, y, w), full) > 1e-2
+
+
+@pytest.mark.parametrize("make", ["full", "kron", "diag"])
+def test_structures_quadratic_form_sum_and_decay_match_their_dense_matrix(make):
+    rng = np.random.default_rng(9)
+    shapes = ((3, 4), (4, 2))
+    n_params = sum((i + 1) * o for i, o in shapes)
+
+    def random_curvature():
+        if make == "full":
+            M = rng.normal(size=(n_params, n_params))
+            return FullCurvature(jnp.asarray(M @ M.T, jnp.float32))
+        if make == "diag":
+            return DiagonalCurvature(jnp.asarray(rng.uniform(size=n_params), jnp.float32))
+        factors = []
+        for i, o in shapes:
+            A, G = rng.normal(size=(i + 1, i + 1)), rng.normal(size=(o, o))
+            factors.append((jnp.asarray((A @ A.T)[None], jnp.float32),
+                            jnp.asarray((G @ G.T)[None], jnp.float32)))
+        return KroneckerCurvature(tuple(factors), shapes)
+
+    first, second = random_curvature(), random_curvature()
+    total = first.scale(0.5).add(second)
+    expected = 0.5 * first.to_dense() + second.to_dense()
+    np.testing.assert_allclose(total.to_dense(), expected, rtol=1e-5)
+    d = rng.normal(size=n_params).astype(np.float32)
+    assert float(total.quadratic(jnp.asarray(d))) == pytest.approx(d @ expected @ d, rel=1e-4)
+    np.testing.assert_allclose(total.diag(), np.diag(expected), rtol=1e-5)
+
+
+def test_full_structure_is_refused_where_it_cannot_fit_before_any_work():
+    """P = 51,300 (512 features × 100 classes): H alone is 10.5 GB."""
+    shapes = ((512, 100),)
+    with pytest.raises(MemoryError, match=r"51,300×51,300.*10\.5 GB.*structure='kron'"):
+        check_structure_fits("full", shapes, memory=24e9)
+    check_structure_fits("kron", shapes, memory=24e9)
+    check_structure_fits("full", ((64, 10),), memory=24e9)
+
+
+def test_aqc_refuses_the_full_structure_at_p_51300_and_changes_nothing(monkeypatch):
+    from skcl._consolidation import quadratic
+
+    monkeypatch.setattr(quadratic, "_physical_memory", lambda: 24e9)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(400, 512)).astype(np.float32), np.arange(400) % 100
+    clf = AQCClassifier(n_epochs=1, batch_size=64)
+    with pytest.raises(MemoryError, match="GB"):
+        clf.partial_fit(X, y, classes=np.arange(100))
+    assert not hasattr(clf, "classes_") and not hasattr(clf, "theta_")
+
+
+@pytest.mark.parametrize("structure", ["kron", "diag"])
+def test_aqc_structures_learn_ci_split_iris(iris, structure):
+    """A cheaper structure still consolidates: with λ chosen on the
+    validation sequence (the paper's grid), far above fine-tuning's 1/3."""
+    from skcl.metrics import final_average_accuracy
+
+    def run(alpha):
+        clf = AQCClassifier(alpha=alpha, curvature="ggn", structure=structure,
+                            learning_rate=0.1, random_state=0)
+        for X, y in iris.train:
+            clf.partial_fit(X, y, classes=iris.classes)
+        return clf
+
+    candidates = [run(alpha) for alpha in (1.0, 10.0, 100.0, 1000.0, 10000.0)]
+    chosen = max(candidates, key=lambda clf: final_average_accuracy(clf, iris.validation))
+    assert final_average_accuracy(chosen, iris.test) >= 0.6
+    if structure == "kron":
+        assert chosen.consolidation_.curvature.n_terms == 3  # the tasks' terms, kept exactly
+
+
+def test_aqc_curvature_and_structure_are_validated(iris):
+    X, y = iris.train[0]
+    for params, message in [(dict(curvature="fisher"), "curvature must be one of"),
+                            (dict(structure="block"), "structure must be one of")]:
+        clf = AQCClassifier(**params)
+        with pytest.raises(ValueError, match=message):
+            clf.partial_fit(X, y, classes=iris.classes)
+        assert not hasattr(clf, "classes_")
+
+
+def test_online_ewc_decays_the_old_importances(iris):
+    """importance after two tasks = prior + γ·F_1 + F_2; γ = 1 is EWC."""
+    common = dict(alpha=100.0, learning_rate=0.1, random_state=0)
+    online = OnlineEWCClassifier(decay=0.25, **common)
+    ewc = EWCClassifier(**common)
+    for clf in (online, ewc):
+        clf.partial_fit(*iris.train[0], classes=iris.classes)
+    F1 = online.importance_ - 1.0
+    np.testing.assert_allclose(F1, ewc.importance_ - 1.0, rtol=1e-6)  # same first task
+    online.partial_fit(*iris.train[1])
+    X, y = iris.train[1]
+    F2 = np.diag(dense(Model(online.network_, online.likelihood_), "ggn", "diag", online.theta_,
+                       X.astype(np.float32), y, np.ones(len(y), np.float32))) / len(X)
+    np.testing.assert_allclose(online.importance_, 1.0 + 0.25 * F1 + F2, rtol=1e-4, atol=1e-6)
+    same = OnlineEWCClassifier(decay=1.0, **common)
+    for X, y in iris.train[:2]:
+        same.partial_fit(X, y, classes=iris.classes)
+    ewc.partial_fit(*iris.train[1])
+    np.testing.assert_allclose(same.theta_, ewc.theta_, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="decay"):
+        OnlineEWCClassifier(decay=1.5).partial_fit(*iris.train[0], classes=iris.classes)

@@ -3,6 +3,7 @@ determinism, pickling, labels and class weights."""
 
 import pickle
 
+import jax
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -22,8 +23,21 @@ ALL = [FineTuningClassifier, JointClassifier, AQCClassifier, EWCClassifier, SICl
 
 
 def learned_state(clf):
-    """Everything the estimator has learned, as comparable bytes."""
-    return pickle.dumps({k: v for k, v in vars(clf).items() if k.endswith("_") or k.startswith("_")})
+    """Everything the estimator has learned, as comparable values.
+
+    Arrays become (dtype, shape, bytes), so equality is bit-for-bit; other
+    leaves compare by repr. (Comparing whole pickles would also compare
+    how pickle happens to share equal dtype objects.)
+    """
+
+    def exact(leaf):
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            return leaf.dtype.str, leaf.shape, leaf.tobytes()
+        return repr(leaf)
+
+    state = {k: v for k, v in vars(clf).items() if k.endswith("_") or k.startswith("_")}
+    leaves, treedef = jax.tree_util.tree_flatten(state)
+    return str(treedef), [exact(leaf) for leaf in leaves]
 
 
 def two_tasks(cls, iris, **params):

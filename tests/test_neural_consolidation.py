@@ -8,13 +8,9 @@ import pytest
 from scipy.special import log_softmax
 
 from skcl import AQCClassifier, FineTuningClassifier, NCClassifier
-from skcl._consolidation import DiagonalQuadratic, MAPObjective
-from skcl._consolidation.neural import (
-    NeuralConsolidation,
-    ball_sample,
-    fit_consolidator,
-    target_values,
-)
+from skcl._consolidation import Neural, Prior, prior_state
+from skcl._consolidation.neural import NeuralState, ball_sample, fit_consolidator, target_values
+from skcl._model import Model
 from skcl._networks import MLP
 from skcl.metrics import final_average_accuracy
 
@@ -54,14 +50,25 @@ def test_target_is_the_penalty_plus_the_whole_tasks_nll_in_chunks(iris):
     X, y, w = _iris_task(iris)
     w = w * np.linspace(0.5, 2.0, len(y), dtype=np.float32)
     network = MLP(4, (), 3)
-    objective = MAPObjective(network, "categorical")
-    prior = DiagonalQuadratic.prior(network.n_params, 2.0)
+    model = Model(network, "categorical")
     thetas = np.asarray(
         ball_sample(jax.random.PRNGKey(1), jnp.zeros(network.n_params), 3.0, 6)
     )
-    # 32 samples in chunks of 7: four full chunks and a padded one.
-    got = np.asarray(target_values(objective, prior, 5.0, thetas, X, y, w, chunk_size=7))
-    expected = [_numpy_target(t, X, y, w, precision=2.0, scale=5.0) for t in thetas]
+    # 32 samples in chunks of 7: four full chunks and a padded one. The
+    # previous penalty is the prior (weight 1) ...
+    prior = prior_state(network.n_params, 2.0)
+    got = np.asarray(target_values(model, Prior(), prior, thetas, X, y, w, chunk_size=7))
+    expected = [_numpy_target(t, X, y, w, precision=2.0, scale=1.0) for t in thetas]
+    np.testing.assert_allclose(got, expected, rtol=2e-5)
+    # ... or, after a task, λ·κ(θ; φ) with κ evaluated apart.
+    consolidator = MLP(network.n_params, (8,), 1)
+    phi = consolidator.init(jax.random.PRNGKey(2))
+    state = NeuralState(prior, phi, None, consolidator)
+    nc = Neural(5.0, 1.0, 0.01, 1.0, (8,), 10, 4)
+    got = np.asarray(target_values(model, nc, state, thetas, X, y, w, chunk_size=7))
+    kappa = np.asarray(consolidator.apply(phi, jnp.asarray(thetas)))[:, 0]
+    expected = [5.0 * k + _numpy_target(t, X, y, w, precision=2.0, scale=0.0)
+                for k, t in zip(kappa, thetas)]
     np.testing.assert_allclose(got, expected, rtol=2e-5)
 
 
@@ -72,23 +79,23 @@ def first_task_fit(iris):
     X, y, w = _iris_task(iris)
     clf = FineTuningClassifier(**IRIS_SETTINGS, random_state=0).partial_fit(X, y, classes=iris.classes)
     network = clf.network_
-    objective = MAPObjective(network, clf.likelihood_)
-    prior = DiagonalQuadratic.prior(network.n_params, 1.0)
+    model = Model(network, clf.likelihood_)
+    prior = prior_state(network.n_params, 1.0)
     consolidator = MLP(network.n_params, (256, 256), 1)
     phi, losses = fit_consolidator(
-        objective, consolidator, consolidator.init(jax.random.PRNGKey(0)), prior, 1.0,
+        model, consolidator, consolidator.init(jax.random.PRNGKey(0)), Prior(), prior,
         clf.theta_, 10.0, X, y, w, jax.random.PRNGKey(1), 0.01, 1.0,
         n_steps=1000, n_points=64,
     )
-    return dict(X=X, y=y, w=w, theta=clf.theta_, objective=objective, prior=prior,
-                kappa=NeuralConsolidation(phi, consolidator), losses=np.asarray(losses))
+    return dict(X=X, y=y, w=w, theta=clf.theta_, model=model, prior=prior,
+                kappa=NeuralState(prior, phi, losses, consolidator), losses=np.asarray(losses))
 
 
 def test_consolidator_fits_the_loss_on_held_out_ball_samples(first_task_fit):
     f = first_task_fit
     held_out = ball_sample(jax.random.PRNGKey(123), jnp.asarray(f["theta"]), 10.0, 512)
-    target = np.asarray(target_values(f["objective"], f["prior"], 1.0, held_out, f["X"], f["y"], f["w"]))
-    predicted = np.asarray(jax.vmap(f["kappa"].penalty)(held_out))
+    target = np.asarray(target_values(f["model"], Prior(), f["prior"], held_out, f["X"], f["y"], f["w"]))
+    predicted = np.asarray(jax.vmap(f["kappa"].kappa)(held_out))
     spread = target.std()
     assert spread > 100  # the loss varies a lot over the ball...
     errors = np.abs(predicted - target)
@@ -98,11 +105,13 @@ def test_consolidator_fits_the_loss_on_held_out_ball_samples(first_task_fit):
     assert f["losses"][-50:].mean() < 0.05 * f["losses"][:50].mean()
 
 
-def test_penalty_is_the_consolidator_network(first_task_fit):
-    kappa = first_task_fit["kappa"]
-    theta = np.linspace(-1, 1, kappa.consolidator.n_features).astype(np.float32)
-    by_hand = kappa.consolidator.apply(kappa.phi, theta[None])[0, 0]
-    assert float(kappa.penalty(jnp.asarray(theta))) == pytest.approx(float(by_hand))
+def test_penalty_is_lambda_times_the_consolidator_network(first_task_fit):
+    state = first_task_fit["kappa"]
+    theta = np.linspace(-1, 1, state.consolidator.n_features).astype(np.float32)
+    by_hand = state.consolidator.apply(state.phi, theta[None])[0, 0]
+    assert float(state.kappa(jnp.asarray(theta))) == pytest.approx(float(by_hand))
+    nc = Neural(7.0, 1.0, 0.01, 1.0, (256, 256), 10, 4)
+    assert float(nc.penalty(state, jnp.asarray(theta), None)) == pytest.approx(7.0 * float(by_hand), rel=1e-6)
 
 
 def test_consolidator_is_warm_started_from_the_previous_task(iris):
@@ -134,7 +143,7 @@ def test_second_task_minimises_alpha_kappa_plus_nll(iris):
     for clf in (weak, strong):
         clf.partial_fit(*iris.train[1])
     # λ ≈ 0 is fine-tuning on task 2; λ large lowers κ at θ*_2.
-    assert float(kappa.penalty(jnp.asarray(strong.theta_))) < float(kappa.penalty(jnp.asarray(weak.theta_)))
+    assert float(kappa.kappa(jnp.asarray(strong.theta_))) < float(kappa.kappa(jnp.asarray(weak.theta_)))
 
 
 @pytest.mark.slow

@@ -57,11 +57,15 @@ def test_aqc_second_task_minimises_the_quadratic_plus_nll(iris):
     np.testing.assert_allclose(clf.theta_, reference, atol=5e-3)
 
 
-@pytest.mark.parametrize("track_path", [False, True])
-def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, track_path):
+@pytest.mark.parametrize("with_trace", [False, True])
+def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, with_trace):
     """minimize_stepwise (one jitted step per minibatch, for CNNs) and
-    minimize (one compiled scan) share the steps, minibatches and keys."""
-    from skcl._consolidation import DiagonalQuadratic, MAPObjective
+    minimize (one compiled scan) share the steps, minibatches, keys and the
+    consolidation's per-step trace (SI's path integral)."""
+    import jax
+
+    from skcl._consolidation import PathIntegral, Prior, prior_state
+    from skcl._model import Model
     from skcl._networks import MLP
     from skcl._training import minimize, minimize_stepwise
 
@@ -69,13 +73,11 @@ def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, track_p
     X = np.concatenate([X, iris.train[1][0]]).astype(np.float32)
     y = np.concatenate([y, iris.train[1][1]]).astype(np.int32)
     network = MLP(4, (5,), 3)
-    objective = MAPObjective(network, "categorical")
-    prior = DiagonalQuadratic.prior(network.n_params, 1.0)
-    import jax
-
-    args = (objective, network.init(jax.random.PRNGKey(0)), (prior, 1.0), X, y,
-            np.ones(len(y), np.float32), jax.random.PRNGKey(1), 0.05)
-    kwargs = dict(n_epochs=7, batch_size=16, track_path=track_path)  # 64 samples: 4 batches
+    method = PathIntegral(1.0, 1.0) if with_trace else Prior()
+    args = (Model(network, "categorical"), method, prior_state(network.n_params, 1.0),
+            network.init(jax.random.PRNGKey(0)), X, y, np.ones(len(y), np.float32),
+            jax.random.PRNGKey(1), 0.05)
+    kwargs = dict(n_epochs=7, batch_size=16)  # 64 samples: 4 batches
     seen = []
     compiled = minimize(*args, **kwargs)
     stepwise = minimize_stepwise(*args, **kwargs, on_epoch=lambda e, loss: seen.append((e, loss)))
@@ -83,8 +85,9 @@ def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, track_p
     np.testing.assert_allclose(stepwise[1], compiled[1], rtol=1e-5)
     assert [e for e, _ in seen] == list(range(1, 8))
     np.testing.assert_allclose([loss for _, loss in seen], compiled[1], rtol=1e-5)
-    assert np.abs(np.asarray(compiled[0]) - np.asarray(args[1])).max() > 0.1  # it learned
-    if track_path:
+    assert np.abs(np.asarray(compiled[0]) - np.asarray(args[3])).max() > 0.1  # it learned
+    if with_trace:
         np.testing.assert_allclose(stepwise[2], compiled[2], rtol=1e-4, atol=1e-6)
+        assert np.abs(np.asarray(compiled[2])).max() > 0.1
     else:
         assert stepwise[2] is None and compiled[2] is None

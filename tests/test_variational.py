@@ -12,7 +12,7 @@ from sklearn.datasets import load_iris
 
 from skcl import GVCLClassifier
 from skcl._consolidation.variational import (
-    FunctionSpaceObjective,
+    FunctionSpace,
     Gaussian,
     GaussianMixture,
     gaussian_kl,
@@ -104,7 +104,7 @@ def test_linearised_output_moments_are_exact_for_softmax_regression():
     logits is exactly their distribution under q: compare with samples."""
     network = MLP(4, (), 3)
     family = Gaussian(network.n_params)
-    objective = FunctionSpaceObjective(network, "categorical", family, 1, 5)
+    objective = FunctionSpace(family, 1, 5, network)
     rng = np.random.default_rng(0)
     v = np.concatenate([rng.normal(size=15), rng.normal(-1.0, 0.5, size=15)]).astype(np.float32)
     X_inducing = jnp.asarray(rng.uniform(-2, 2, size=(5, 4)), jnp.float32)

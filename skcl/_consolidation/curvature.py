@@ -1,22 +1,56 @@
-"""How each quadratic method measures the curvature of a finished task.
+"""The curvature of a finished task's NLL: one *kind* × one *structure*.
 
-* AQC: the exact Hessian of the task's NLL by automatic differentiation,
-  the Jacobian of the gradient, summed over minibatches (paper, eq. 4).
-* EWC: the diagonal of the Fisher information under the model's own
-  predictive distribution, averaged over samples (Kirkpatrick et al.,
-  2017, as in the paper's code).
-* SI: the path integral of the task's optimisation over the squared
-  distance travelled plus a damping ξ (Zenke et al., 2017).
+The quadratic methods replace L_{t-1} by ½(θ−θ*)ᵀ H (θ−θ*), H a sum of the
+tasks' curvature matrices C_t = Σ_n w_n C_{t,n} at their solutions θ*_t.
+Two choices define C, independently (as in Laplace-approximation
+libraries):
+
+kind
+    ``"hessian"``: the exact Hessian of the NLL, ∂²nll/∂θ² (AQC, paper
+    eq. 3–4). ``"ggn"``: the generalised Gauss-Newton matrix Jᵀ Λ J, J the
+    Jacobian of the logits and Λ the Hessian of the NLL in the logits; for
+    the categorical and Bernoulli likelihoods (canonical links) it equals
+    the Fisher information under the model's own predictive distribution
+    (EWC's), and the Hessian wherever the network is linear in θ (softmax
+    regression). ``"empirical_fisher"``: Σ_n w_n g_n g_nᵀ with g_n the
+    gradient of sample n's NLL at its observed label.
+structure
+    ``"full"``: the dense matrix. ``"kron"``: block-diagonal over the dense
+    layers, each block A ⊗ G (K-FAC; Martens and Grosse, 2015) — the
+    structure of the online structured Laplace approximation (Ritter et
+    al., 2018). ``"diag"``: the diagonal.
+
+Layer-wise computation. Layer l computes z_l = a_l W_l + b_l, so sample
+n's loss depends on W̃_l = [W_l; b_l] only through z_l, and the exact
+within-layer block of C_n is (ã ãᵀ) ⊗ S_n with ã = [a_l, 1] and S_n the
+K_l × K_l curvature of the loss in z_l (its Hessian, J_zᵀ Λ J_z, or g_z
+g_zᵀ by kind). Hence, exactly, diag(C) = Σ_n w_n ã² ⊗ diag(S_n) per layer,
+and K-FAC's one approximation is Σ_n w_n ã ãᵀ ⊗ S_n ≈ A ⊗ G with
+A = Σ_n w_n ã ãᵀ and G = Σ_n w_n S_n / Σ_n w_n (exact for one sample, or
+when S_n is the same for every sample). With no hidden layer (softmax or
+logistic regression on fixed features, the paper's image setting) the
+full C = Σ_n w_n (ã ãᵀ) ⊗ S_n is exact too, and costs a few large matrix
+products instead of n_params gradient evaluations per sample. Full C of a
+network with hidden layers, whose cross-layer blocks matter, is computed
+by automatic differentiation.
 """
 
 from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _likelihoods
+from .structures import DiagonalCurvature, FullCurvature, KroneckerCurvature
 
-__all__ = ["nll_hessian", "fisher_diagonal", "path_importance"]
+__all__ = ["KINDS", "STRUCTURES", "task_curvature", "closed_form_applies"]
+
+KINDS = ("hessian", "ggn", "empirical_fisher")
+STRUCTURES = ("full", "kron", "diag")
+
+# Floats a chunk of per-sample intermediate results may hold (128 MB).
+_CHUNK_FLOATS = 2**25
 
 
 def _sequential_batches(n_samples, batch_size):
@@ -29,88 +63,193 @@ def _sequential_batches(n_samples, batch_size):
     return idx.reshape(n_batches, batch_size), mask.reshape(n_batches, batch_size)
 
 
-@partial(jax.jit, static_argnames=("objective", "batch_size"))
-def nll_hessian(objective, theta, X, y, weights, *, batch_size):
-    """H(nll_t)(θ*): exact Hessian of the task's NLL, summed over minibatches.
-
-    Parameters
-    ----------
-    objective : MAPObjective
-        Supplies ``data_term(theta, X, y, w)``, the minibatch NLL.
-    theta : array of shape (n_params,)
-        θ*_t, where the Hessian is taken.
-    X, y, weights : arrays of length n_samples
-        The task's data and likelihood weights.
-    batch_size : int
-        Samples per forward-over-reverse pass; bounds memory.
-
-    Returns
-    -------
-    array of shape (n_params, n_params)
-    """
+def _sum_over_batches(fn, init, X, y, weights, batch_size):
+    """Σ over sequential minibatches of ``fn(X_b, y_b, w_b)``, a pytree."""
     idx, mask = _sequential_batches(X.shape[0], batch_size)
-    hessian = jax.jacfwd(jax.grad(objective.data_term))
 
     def add_batch(total, batch):
         i, m = batch
-        return total + hessian(theta, X[i], y[i], weights[i] * m), None
+        return jax.tree.map(jnp.add, total, fn(X[i], y[i], weights[i] * m)), None
+
+    total, _ = jax.lax.scan(add_batch, init, (idx, mask))
+    return total
+
+
+def _output_hessian(likelihood, logits):
+    """Λ_n = ∂²nll_n/∂f², shape (n, n_outputs, n_outputs)."""
+    if likelihood == _likelihoods.BERNOULLI:
+        s = jax.nn.sigmoid(logits)
+        return (s * (1 - s))[:, :, None]
+    p = jax.nn.softmax(logits, axis=1)
+    return jax.vmap(jnp.diag)(p) - p[:, :, None] * p[:, None, :]
+
+
+def closed_form_applies(model):
+    """Whether the network is one dense layer (softmax or logistic regression)."""
+    return len(model.network.layer_shapes) == 1
+
+
+def _layer_statistics(model, kind, theta, X, y):
+    """Per layer: augmented inputs ã (n, fan_in + 1) and S_n (n, K_l, K_l)."""
+    network = model.network
+    zeros = [jnp.zeros(fan_out, theta.dtype) for _, fan_out in network.layer_shapes]
+    _, inputs = network.forward(theta, X)
+    ones = jnp.ones((X.shape[0], 1), X.dtype)
+    augmented = [jnp.concatenate([a, ones], axis=1) for a in inputs]
+
+    def sample_logits(offsets, x):
+        return network.forward(theta, x[None], offsets)[0][0]
+
+    def sample_nll(offsets, x, label):
+        logits = network.forward(theta, x[None], offsets)[0]
+        return _likelihoods.nll(model.likelihood, logits, label[None], jnp.ones(1, X.dtype))
+
+    if kind == "hessian":
+        blocks = jax.vmap(jax.hessian(sample_nll), in_axes=(None, 0, 0))(zeros, X, y)
+        S = [blocks[l][l] for l in range(len(zeros))]
+    elif kind == "ggn":
+        jacobians = jax.vmap(jax.jacfwd(sample_logits), in_axes=(None, 0))(zeros, X)
+        Lam = _output_hessian(model.likelihood, network.apply(theta, X))
+        S = [jnp.einsum("nok,nop,npl->nkl", J, Lam, J) for J in jacobians]
+    else:  # empirical_fisher
+        grads = jax.vmap(jax.grad(sample_nll), in_axes=(None, 0, 0))(zeros, X, y)
+        S = [g[:, :, None] * g[:, None, :] for g in grads]
+    return list(zip(augmented, S))
+
+
+def _chunk(per_sample_floats, batch_size, n_samples):
+    """Samples per chunk: at least a minibatch, at most _CHUNK_FLOATS floats."""
+    return int(max(batch_size, min(n_samples, _CHUNK_FLOATS // max(per_sample_floats, 1))))
+
+
+def _diagonal(model, kind, theta, X, y, weights, batch_size):
+    def batch_diagonal(Xb, yb, wb):
+        return [
+            jnp.einsum("n,ni,nk->ik", wb, a * a, jnp.diagonal(S, axis1=1, axis2=2)).ravel()
+            for a, S in _layer_statistics(model, kind, theta, Xb, yb)
+        ]
+
+    init = [jnp.zeros((i + 1) * o, theta.dtype) for i, o in model.network.layer_shapes]
+    per_sample = sum(i + 1 + o * o + o for i, o in model.network.layer_shapes)
+    chunk = _chunk(per_sample, batch_size, X.shape[0])
+    parts = _sum_over_batches(batch_diagonal, init, X, y, weights, chunk)
+    return DiagonalCurvature(jnp.concatenate(parts))
+
+
+def _kronecker(model, kind, theta, X, y, weights, batch_size):
+    def batch_factors(Xb, yb, wb):
+        return [
+            (jnp.einsum("n,ni,nj->ij", wb, a, a), jnp.einsum("n,nkl->kl", wb, S))
+            for a, S in _layer_statistics(model, kind, theta, Xb, yb)
+        ]
+
+    shapes = model.network.layer_shapes
+    init = [(jnp.zeros((i + 1, i + 1), theta.dtype), jnp.zeros((o, o), theta.dtype))
+            for i, o in shapes]
+    per_sample = sum(i + 1 + 2 * o * o for i, o in shapes)
+    chunk = _chunk(per_sample, batch_size, X.shape[0])
+    sums = _sum_over_batches(batch_factors, init, X, y, weights, chunk)
+    total_weight = jnp.sum(weights)
+    factors = tuple(
+        (A[None], (G / jnp.where(total_weight > 0, total_weight, 1.0))[None]) for A, G in sums
+    )
+    return KroneckerCurvature(factors, shapes)
+
+
+def _full_closed_form(model, kind, theta, X, y, weights, batch_size):
+    """Σ_n w_n (ã ãᵀ) ⊗ S_n for one dense layer, as one matrix product per chunk.
+
+    The K(K+1)/2 distinct blocks B_jl = Ãᵀ diag(w S_jl) Ã (j ≤ l) are
+    computed together as Yᵀ Ã with Y = [w S_jl ã]_(j≤l), then placed.
+    """
+    (fan_in, K), = model.network.layer_shapes
+    D1 = fan_in + 1
+    rows, cols = np.triu_indices(K)
+    n_pairs = len(rows)
+
+    def batch_blocks(Xb, yb, wb):
+        ((a, S),) = _layer_statistics(model, kind, theta, Xb, yb)
+        c = wb[:, None] * S[:, rows, cols]  # (n, n_pairs)
+        Y = (a[:, :, None] * c[:, None, :]).reshape(a.shape[0], D1 * n_pairs)
+        return (Y.T @ a).reshape(D1, n_pairs, D1)
+
+    chunk = _chunk(D1 * n_pairs + K * K, batch_size, X.shape[0])
+    blocks = _sum_over_batches(
+        batch_blocks, jnp.zeros((D1, n_pairs, D1), theta.dtype), X, y, weights, chunk
+    )
+    pair = np.zeros((K, K), dtype=int)
+    pair[rows, cols] = np.arange(n_pairs)
+    pair[cols, rows] = np.arange(n_pairs)
+    # H[(i, j), (k, l)] = B_{jl}[i, k], θ ordered as W̃ (D1, K) row-major.
+    H = blocks[:, pair, :].transpose(0, 1, 3, 2).reshape(D1 * K, D1 * K)
+    return FullCurvature(0.5 * (H + H.T))
+
+
+def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
+    """Full C of any network by automatic differentiation, summed over minibatches."""
+    network = model.network
+
+    def sample_logits(params, x):
+        return network.apply(params, x[None])[0]
+
+    def sample_nll(params, x, label):
+        return _likelihoods.nll(
+            model.likelihood, network.apply(params, x[None]), label[None], jnp.ones(1, x.dtype)
+        )
+
+    def batch_matrix(Xb, yb, wb):
+        if kind == "hessian":  # paper eq. 4: the Jacobian of the gradient
+            return jax.jacfwd(jax.grad(model.nll))(theta, Xb, yb, wb)
+        if kind == "ggn":
+            J = jax.vmap(jax.jacrev(sample_logits), in_axes=(None, 0))(theta, Xb)
+            Lam = _output_hessian(model.likelihood, network.apply(theta, Xb))
+            return jnp.einsum("nop,n,noq,nqr->pr", J, wb, Lam, J)
+        G = jax.vmap(jax.grad(sample_nll), in_axes=(None, 0, 0))(theta, Xb, yb)
+        return (G * wb[:, None]).T @ G
 
     zero = jnp.zeros((theta.size, theta.size), theta.dtype)
-    total, _ = jax.lax.scan(add_batch, zero, (idx, mask))
-    return 0.5 * (total + total.T)  # exact up to rounding; keep it symmetric
+    total = _sum_over_batches(batch_matrix, zero, X, y, weights, batch_size)
+    return FullCurvature(0.5 * (total + total.T))  # exact up to rounding; keep it symmetric
 
 
-@partial(jax.jit, static_argnames=("objective", "batch_size"))
-def fisher_diagonal(objective, theta, X, y, weights, *, batch_size):
-    """Diagonal Fisher information at θ*, averaged over the task's samples.
-
-    ``F_k = (1/N) Σ_n w_n Σ_c p(c|x_n,θ) (∂ log p(c|x_n,θ) / ∂θ_k)²``: the
-    expectation is over the model's own predictive distribution, not the
-    observed labels (so ``y`` is unused but kept for a uniform signature).
-
-    Returns
-    -------
-    array of shape (n_params,)
-    """
-    del y
-    network, likelihood = objective.network, objective.likelihood
-
-    def sample_log_probs(params, x):
-        return _likelihoods.log_probs(likelihood, network.apply(params, x[None]))[0]
-
-    def sample_fisher(x):
-        logp = sample_log_probs(theta, x)
-        jac = jax.jacrev(sample_log_probs)(theta, x)  # (n_classes, n_params)
-        return jnp.exp(logp) @ (jac * jac)
-
-    idx, mask = _sequential_batches(X.shape[0], batch_size)
-
-    def add_batch(total, batch):
-        i, m = batch
-        per_sample = jax.vmap(sample_fisher)(X[i])
-        return total + (weights[i] * m) @ per_sample, None
-
-    total, _ = jax.lax.scan(add_batch, jnp.zeros_like(theta), (idx, mask))
-    return total / X.shape[0]
-
-
-def path_importance(path_integral, theta_start, theta_end, damping):
-    """SI's per-parameter importance of one task.
-
-    ``Ω_k = ω_k / ((θ_end,k − θ_start,k)² + ξ)`` with ``ω_k = Σ_steps
-    −g_k Δθ_k`` the path integral of the data term's gradient along the
-    task's optimisation (Zenke et al., 2017, eq. 5). ω_k is the loss
-    decrease credited to parameter k, so it is non-negative when the
-    optimiser descends.
+@partial(jax.jit, static_argnames=("model", "kind", "structure", "batch_size", "method"))
+def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method="auto"):
+    """C_t = Σ_n w_n C_n of one task at θ*_t, in the given structure.
 
     Parameters
     ----------
-    path_integral : array of shape (n_params,)
-        ω from :func:`skcl._training.minimize` with ``track_path=True``.
-    theta_start, theta_end : arrays of shape (n_params,)
-        Parameters before and after the task.
-    damping : float
-        ξ > 0, keeps Ω finite for parameters that barely moved.
+    model : skcl._model.Model
+    kind : {"hessian", "ggn", "empirical_fisher"}
+    structure : {"full", "kron", "diag"}
+    theta : array of shape (n_params,)
+        θ*_t, where the curvature is taken.
+    X : array of shape (n_samples, n_features)
+    y : int array of shape (n_samples,)
+    weights : array of shape (n_samples,)
+        Likelihood weights w_n.
+    batch_size : int
+        Samples per autodiff pass (bounds memory); the layer-wise and
+        closed-form computations take larger chunks, at most ~128 MB of
+        intermediate results.
+    method : {"auto", "autodiff", "closed_form"}, default="auto"
+        For the full structure: the closed form where the network is one
+        dense layer ("auto"), or automatic differentiation for any network.
+
+    Returns
+    -------
+    FullCurvature, KroneckerCurvature or DiagonalCurvature
+        A sum over samples, not a mean.
     """
-    delta = theta_end - theta_start
-    return path_integral / (delta * delta + damping)
+    if kind not in KINDS or structure not in STRUCTURES:
+        raise ValueError(f"Unknown curvature {kind!r} × {structure!r}.")
+    args = (model, kind, theta, X, y, weights, batch_size)
+    if structure == "diag":
+        return _diagonal(*args)
+    if structure == "kron":
+        return _kronecker(*args)
+    closed_form = closed_form_applies(model)
+    if method == "closed_form" and not closed_form:
+        raise ValueError("The closed form needs a network without hidden layers.")
+    if closed_form and method != "autodiff":
+        return _full_closed_form(*args)
+    return _full_autodiff(*args)

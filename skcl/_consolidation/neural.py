@@ -1,9 +1,9 @@
 """Neural consolidation: a network κ(θ; φ) stands in for L_{t-1} (paper, II-C).
 
 After task t the consolidator is fitted to the current approximate total
-loss, ``target(θ) = scale · previous.penalty(θ) + nll_t(θ)`` (for task 1
-the previous penalty is the Gaussian prior and scale = 1; afterwards it is
-the previous consolidator and scale = λ, eq. 5), on points θ drawn
+loss, ``target(θ) = penalty(θ) + nll_t(θ)`` with the penalty that stood in
+for L_{t-1} while task t was learned (the Gaussian prior on task 1,
+λ·κ(θ; φ*_{t-1}) afterwards, eq. 5), on points θ drawn
 uniformly in the ball of radius r around θ*_t, by minimising the
 L2-regularised Huber loss (eq. 6)
 
@@ -23,30 +23,41 @@ import jax.numpy as jnp
 import optax
 
 from .._networks import MLP
+from .base import Consolidation, consolidation
+from .quadratic import prior_state, quadratic_penalty
 
-__all__ = ["NeuralConsolidation", "fit_consolidator", "ball_sample", "target_values"]
+__all__ = ["Neural", "NeuralState", "fit_consolidator", "ball_sample", "target_values"]
 
 
 @partial(
-    jax.tree_util.register_dataclass, data_fields=["phi"], meta_fields=["consolidator"]
+    jax.tree_util.register_dataclass,
+    data_fields=["prior", "phi", "fit_losses"],
+    meta_fields=["consolidator"],
 )
 @dataclass(frozen=True)
-class NeuralConsolidation:
-    """κ(θ; φ), a fitted consolidator network, as a penalty.
+class NeuralState:
+    """The prior, then κ(θ; φ*_t), a fitted consolidator network.
 
     Attributes
     ----------
-    phi : array of shape (consolidator.n_params,)
-        φ*_t, the consolidator's flat parameters.
-    consolidator : MLP
+    prior : QuadraticState
+        L_0, the stand-in while the first task is learned.
+    phi : array of shape (consolidator.n_params,) or None
+        φ*_t, the consolidator's flat parameters; None before the first
+        task is folded in.
+    fit_losses : array of shape (n_steps,) or None
+        The consolidator loss (eq. 6) at each step of the last fit.
+    consolidator : MLP or None
         ``MLP(n_params, hidden_layer_sizes, 1)`` on the flat θ (static).
     """
 
-    phi: jax.Array
-    consolidator: MLP
+    prior: object
+    phi: object = None
+    fit_losses: object = None
+    consolidator: MLP = None
 
-    def penalty(self, theta):
-        """κ(θ; φ), shape ()."""
+    def kappa(self, theta):
+        """κ(θ; φ*_t), shape ()."""
         return self.consolidator.apply(self.phi, theta[None, :])[0, 0]
 
 
@@ -68,8 +79,8 @@ def ball_sample(key, center, radius, n_points):
     return center + radius * u ** (1.0 / d) * direction
 
 
-def _target_values(objective, previous, scale, thetas, X, y, w, chunk_size):
-    """``scale·previous.penalty(θ) + nll(θ)`` for each row of ``thetas``.
+def _target_values(model, previous, state, thetas, X, y, w, chunk_size):
+    """``previous.penalty(state, θ) + nll(θ)`` for each row of ``thetas``.
 
     The NLL is summed over the whole task, in chunks of ``chunk_size``
     samples so that memory stays bounded (n_points × chunk × n_outputs).
@@ -84,25 +95,24 @@ def _target_values(objective, previous, scale, thetas, X, y, w, chunk_size):
 
     def add_chunk(total, chunk):
         i, m = chunk
-        nll = jax.vmap(objective.data_term, in_axes=(0, None, None, None))(
-            thetas, X[i], y[i], w[i] * m
-        )
+        nll = jax.vmap(model.nll, in_axes=(0, None, None, None))(thetas, X[i], y[i], w[i] * m)
         return total + nll, None
 
     nll, _ = jax.lax.scan(add_chunk, jnp.zeros(thetas.shape[0], thetas.dtype), (idx, mask))
-    return scale * jax.vmap(previous.penalty)(thetas) + nll
+    penalty = jax.vmap(lambda theta: previous.penalty(state, theta, None))(thetas)
+    return penalty + nll
 
 
 @partial(
     jax.jit,
-    static_argnames=("objective", "consolidator", "n_steps", "n_points", "chunk_size"),
+    static_argnames=("model", "consolidator", "n_steps", "n_points", "chunk_size"),
 )
 def fit_consolidator(
-    objective,
+    model,
     consolidator,
     phi,
     previous,
-    scale,
+    state,
     center,
     radius,
     X,
@@ -120,18 +130,19 @@ def fit_consolidator(
 
     Parameters
     ----------
-    objective : MAPObjective
-        Supplies ``data_term(theta, X, y, w)``, the NLL of a batch.
+    model : skcl._model.Model
+        Supplies ``nll(theta, X, y, w)``, the NLL of a batch.
     consolidator : MLP
         The consolidator network (static).
     phi : array of shape (consolidator.n_params,)
         Starting φ: the previous task's φ*_{t-1} (warm start) or a fresh
         initialisation.
-    previous : pytree with ``penalty(theta)``
-        The stand-in for L_{t-1} used while learning task t (the prior on
-        task 1, the previous :class:`NeuralConsolidation` afterwards).
-    scale : float
-        Its factor: 1 for the prior, λ afterwards.
+    previous : Consolidation
+        The method whose penalty stood in for L_{t-1} while task t was
+        learned, with ``state`` its state: the target is
+        ``previous.penalty(state, θ) + nll_t(θ)`` (the prior on task 1,
+        λ·κ(θ; φ*_{t-1}) afterwards).
+    state : pytree
     center : array of shape (n_params,)
         θ*_t, the centre of the ball.
     radius : float
@@ -168,7 +179,7 @@ def fit_consolidator(
     def step(carry, step_key):
         phi, opt_state = carry
         thetas = ball_sample(step_key, center, radius, n_points)
-        targets = _target_values(objective, previous, scale, thetas, X, y, weights, chunk_size)
+        targets = _target_values(model, previous, state, thetas, X, y, weights, chunk_size)
         loss, grad = jax.value_and_grad(consolidator_loss)(phi, thetas, targets)
         updates, opt_state = optimiser.update(grad, opt_state, phi)
         return (optax.apply_updates(phi, updates), opt_state), loss
@@ -179,7 +190,7 @@ def fit_consolidator(
     return phi, losses
 
 
-def target_values(objective, previous, scale, thetas, X, y, weights, chunk_size=1024):
+def target_values(model, previous, state, thetas, X, y, weights, chunk_size=1024):
     """The consolidator's target at given points (jitted; for checks and tests).
 
     Parameters
@@ -190,7 +201,64 @@ def target_values(objective, previous, scale, thetas, X, y, weights, chunk_size=
     -------
     array of shape (n_points,)
     """
-    return _jit_target_values(objective, previous, scale, thetas, X, y, weights, chunk_size)
+    return _jit_target_values(model, previous, state, thetas, X, y, weights, chunk_size)
 
 
-_jit_target_values = jax.jit(_target_values, static_argnames=("objective", "chunk_size"))
+_jit_target_values = jax.jit(_target_values, static_argnames=("model", "chunk_size"))
+
+
+@consolidation(static=("hidden_layer_sizes", "n_steps", "n_points"))
+class Neural(Consolidation):
+    """λ·κ(θ; φ*_{t-1}): a network fitted to the previous loss (NC).
+
+    Parameters
+    ----------
+    alpha : float
+        λ.
+    radius : float
+        r, the radius of the ball the consolidator is fitted on.
+    learning_rate : float
+        Peak learning rate of the consolidator's one-cycle Adam.
+    l2 : float
+        β, its L2 regularisation.
+    hidden_layer_sizes : tuple of int
+        κ's hidden layers (static).
+    n_steps : int
+        Adam steps of each fit (static).
+    n_points : int
+        Ball samples per step (static).
+    """
+
+    alpha: float
+    radius: float
+    learning_rate: float
+    l2: float
+    hidden_layer_sizes: tuple = (256, 256)
+    n_steps: int = 1000
+    n_points: int = 64
+
+    def init(self, model, prior_precision, theta0, key):
+        return NeuralState(prior_state(model.network.n_params, prior_precision))
+
+    def penalty(self, state, params, key):
+        if state.phi is None:
+            return quadratic_penalty(state.prior, params, 1.0)
+        return self.alpha * state.kappa(params)
+
+    def task_keys(self, key):
+        train_key, fit_key, init_key = jax.random.split(key, 3)
+        return train_key, (fit_key, init_key)
+
+    def fold(self, model, state, task, key):
+        fit_key, init_key = key
+        consolidator = MLP(model.network.n_params, self.hidden_layer_sizes, 1)
+        if state.phi is not None and state.consolidator == consolidator:
+            phi = state.phi  # warm start from φ*_{t-1}
+        else:
+            phi = consolidator.init(init_key)
+        phi, losses = fit_consolidator(
+            model, consolidator, phi, self, state, task.end, self.radius,
+            task.X, task.y, task.weights, fit_key, self.learning_rate, self.l2,
+            n_steps=self.n_steps, n_points=self.n_points,
+        )
+        return NeuralState(state.prior, phi, losses, consolidator)

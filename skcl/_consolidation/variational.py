@@ -1,4 +1,4 @@
-"""Variational posteriors over θ and the objectives of sequential VI.
+"""Variational posteriors over θ and the consolidations of sequential VI.
 
 In sequential variational inference the posterior q_t after task t is the
 prior of task t+1, so the "consolidation" is simply q_{t-1}: the
@@ -27,15 +27,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp
 
-from .. import _likelihoods
-from .._networks import MLP
+from .base import Consolidation, consolidation
 
 __all__ = [
     "Gaussian",
     "GaussianMixture",
     "gaussian_kl",
-    "VariationalObjective",
-    "FunctionSpaceObjective",
+    "Variational",
+    "FunctionSpace",
+    "VariationalState",
 ]
 
 # Initial ρ of every posterior standard deviation: σ = softplus(-2) ≈ 0.127
@@ -78,6 +78,11 @@ class Gaussian:
     """
 
     n_params: int
+
+    @property
+    def n_components(self):
+        """One Gaussian."""
+        return 1
 
     @property
     def size(self):
@@ -199,42 +204,84 @@ class GaussianMixture:
         return jax.nn.softmax(logits) @ mean
 
 
-def _expected_nll(network, likelihood, thetas, X, y, w):
+def _expected_nll(model, thetas, X, y, w):
     """Monte Carlo E_q[nll(θ)] over the rows of ``thetas``."""
-    nll = jax.vmap(lambda theta: _likelihoods.nll(likelihood, network.apply(theta, X), y, w))
-    return jnp.mean(nll(thetas))
+    return jnp.mean(jax.vmap(model.nll, in_axes=(0, None, None, None))(thetas, X, y, w))
 
 
+@jax.tree_util.register_dataclass
 @dataclass(frozen=True)
-class VariationalObjective:
-    """Parameter-space VI (G-VCL, GM-VCL): E_q[nll] and KL(q ‖ q_{t-1}).
+class VariationalState:
+    """q_{t-1}, the prior of the next task, and where its optimisation starts.
 
-    ``aux = (prior,)``: the previous posterior's flat vector (the prior on
-    the first task).
+    Attributes
+    ----------
+    prior : array
+        The flat variational parameters of q_{t-1} (q_0: the Gaussian prior).
+    posterior : array
+        The flat variational parameters the next task starts from: q_{t-1}
+        itself after a task, the initialisation before the first.
+    low, high : arrays of shape (n_features,) or None
+        The box of G-SFSVI's inducing points (None for parameter-space VI).
+    """
+
+    prior: jax.Array
+    posterior: jax.Array
+    low: object = None
+    high: object = None
+
+
+@consolidation(static=("family", "n_samples"))
+class Variational(Consolidation):
+    """Parameter-space sequential VI (G-VCL, GM-VCL): KL(q ‖ q_{t-1}).
+
+    Not MAP: the trained parameters are the variational parameters v of
+    q_t, the data term is E_q[nll_t(θ)] and the penalty KL(q ‖ q_{t-1}),
+    both Monte Carlo estimates on the same reparametrised samples (a fresh
+    key per step); q_t becomes the next task's prior.
 
     Parameters
     ----------
-    network : MLP
-    likelihood : {"categorical", "bernoulli"}
     family : Gaussian or GaussianMixture
+        The posterior's family and the layout of v (static).
     n_samples : int
-        Monte Carlo samples of θ per minibatch step.
+        Monte Carlo samples of θ per minibatch step (static).
     """
 
-    network: MLP
-    likelihood: str
     family: object
     n_samples: int
 
-    def __call__(self, v, aux, X, y, w, key):
-        (prior,) = aux
-        thetas = self.family.sample(v, key, self.n_samples)
-        data = _expected_nll(self.network, self.likelihood, thetas, X, y, w)
-        return data, self.family.kl(v, prior, thetas)
+    def init(self, model, prior_precision, theta0, key):
+        n = self.family.n_components
+        extra = [np.asarray(model.network.init(k)) for k in jax.random.split(key, n - 1)] \
+            if n > 1 else []  # one component: no draw, θ_0 alone
+        start = self.family.init(np.stack([np.asarray(theta0), *extra]))
+        return VariationalState(self.family.prior(prior_precision), start)
+
+    def _samples(self, params, key):
+        return self.family.sample(params, key, self.n_samples)
+
+    def data_term(self, model, params, X, y, w, key):
+        return _expected_nll(model, self._samples(params, key), X, y, w)
+
+    def penalty(self, state, params, key):
+        return self.family.kl(params, state.prior, self._samples(params, key))
+
+    def start(self, state, theta):
+        return state.posterior
+
+    def fold(self, model, state, task, key):
+        return VariationalState(task.end, task.end, state.low, state.high)
+
+    def point_estimate(self, state, params):
+        return self.family.mean(params)
+
+    def task_keys(self, key):
+        return jax.random.fold_in(key, 0), key
 
 
-@dataclass(frozen=True)
-class FunctionSpaceObjective:
+@consolidation(static=("family", "n_samples", "n_inducing", "network"))
+class FunctionSpace(Variational):
     """Sequential function-space VI (G-SFSVI): E_q[nll] and a KL over outputs.
 
     The KL is between the distributions of the network's outputs (logits,
@@ -246,25 +293,33 @@ class FunctionSpaceObjective:
     variance per inducing point and output) is kept, so the KL is the
     closed form :func:`gaussian_kl` over M × n_outputs coordinates.
 
-    ``aux = (prior, low, high)``: the previous posterior's flat vector and
-    the box, each of low/high of shape (n_features,).
-
     Parameters
     ----------
-    network : MLP
-    likelihood : {"categorical", "bernoulli"}
     family : Gaussian
     n_samples : int
         Monte Carlo samples of θ per step for the expected NLL.
     n_inducing : int
         M, inducing points per step.
+    network : MLP
+        The network whose outputs are compared (static).
+    low, high : arrays of shape (n_features,) or None
+        A fixed box; None widens the box to every task's data seen so far.
     """
 
-    network: MLP
-    likelihood: str
-    family: Gaussian
-    n_samples: int
-    n_inducing: int
+    n_inducing: int = 16
+    network: object = None
+    low: object = None
+    high: object = None
+
+    def prepare(self, state, X, y, sample_weight):
+        if self.low is not None:
+            low, high = self.low, self.high
+        else:
+            low, high = X.min(axis=0), X.max(axis=0)
+            if state.low is not None:
+                low, high = np.minimum(low, state.low), np.maximum(high, state.high)
+        low, high = np.array(low, np.float32), np.array(high, np.float32)
+        return VariationalState(state.prior, state.posterior, low, high), X, y, sample_weight
 
     def output_moments(self, v, X_inducing):
         """Mean and variance of the linearised outputs, each (M, n_outputs)."""
@@ -276,14 +331,16 @@ class FunctionSpaceObjective:
         jacobian = jax.jacrev(outputs)(mean)  # (M, n_outputs, n_params)
         return outputs(mean), (jacobian**2) @ (std**2)
 
-    def __call__(self, v, aux, X, y, w, key):
-        prior, low, high = aux
-        sample_key, inducing_key = jax.random.split(key)
-        thetas = self.family.sample(v, sample_key, self.n_samples)
-        data = _expected_nll(self.network, self.likelihood, thetas, X, y, w)
+    def data_term(self, model, params, X, y, w, key):
+        sample_key, _ = jax.random.split(key)
+        return _expected_nll(model, self._samples(params, sample_key), X, y, w)
+
+    def penalty(self, state, params, key):
+        _, inducing_key = jax.random.split(key)
         X_inducing = jax.random.uniform(
-            inducing_key, (self.n_inducing, low.shape[0]), X.dtype, low, high
+            inducing_key, (self.n_inducing, state.low.shape[0]), params.dtype,
+            state.low, state.high,
         )
-        mean_q, var_q = self.output_moments(v, X_inducing)
-        mean_p, var_p = self.output_moments(prior, X_inducing)
-        return data, gaussian_kl(mean_q, var_q, mean_p, var_p)
+        mean_q, var_q = self.output_moments(params, X_inducing)
+        mean_p, var_p = self.output_moments(state.prior, X_inducing)
+        return gaussian_kl(mean_q, var_q, mean_p, var_p)

@@ -27,7 +27,8 @@ from sklearn.utils.validation import (
 )
 
 from .. import _likelihoods
-from .._consolidation import DiagonalQuadratic, MAPObjective
+from .._consolidation import Prior, prior_state
+from .._model import Model
 from .._training import minimize_stepwise
 from ._architectures import ARCHITECTURES, ConvNet
 
@@ -195,13 +196,13 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
         network = ConvNet(self.architecture, images.shape[1:], len(classes))
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
-        prior = DiagonalQuadratic.prior(network.n_params, self.prior_precision)
         start = time.perf_counter()
         # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
         theta, losses, _ = minimize_stepwise(
-            MAPObjective(network, _likelihoods.CATEGORICAL),
+            Model(network, _likelihoods.CATEGORICAL),
+            Prior(),
+            prior_state(network.n_params, self.prior_precision),
             network.init(init_key),
-            (prior, 1.0),
             images,
             y_index.astype(np.int32),
             weights,

@@ -1,0 +1,162 @@
+"""The interface every method implements: what stands in for L_{t-1}.
+
+Sequential MAP inference is the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ)
+(paper, eq. 2). Once task t−1's data are gone, a method is one way of
+approximating L_{t-1}. A :class:`Consolidation` says, in the style of
+optax's ``GradientTransformation``:
+
+* ``init``: how it starts — L_0, the Gaussian prior, always diagonal;
+* ``penalty(state, θ)``: the stand-in for L_{t-1} while task t is learned,
+  with its weight (1 for the prior, λ afterwards);
+* ``fold``: how a finished task is folded in, giving the stand-in for L_t;
+* optionally a per-step *trace* that the training loop carries without
+  knowing what it is (SI's path integral), and hooks where a method truly
+  differs from MAP: the data term (variational methods minimise an
+  expected NLL), where a task starts and what it trains on (joint training
+  replays the stored data).
+
+A consolidation is a frozen dataclass registered as a JAX pytree: the
+hyperparameters that compiled code takes as numbers (λ, ξ, r, ...) are
+its leaves, so one compiled loop serves every value of them (and they can
+be ``vmap``ped); what changes shapes or code paths (a structure, a
+network's sizes, a number of steps) is static metadata. Its *state* is a
+separate pytree of arrays, kept by the estimator between tasks.
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
+
+import jax
+
+__all__ = ["Consolidation", "FinishedTask", "consolidation"]
+
+
+class FinishedTask(NamedTuple):
+    """Everything a consolidation may use to fold in the task just learned.
+
+    Attributes
+    ----------
+    start, end : arrays like the parameters
+        The parameters when the task started and at its end (θ*_t).
+    X : array of shape (n_samples, n_features)
+    y : int array of shape (n_samples,)
+        Class indices.
+    weights : array of shape (n_samples,)
+        Per-sample likelihood weights (class weight × sample weight).
+    sample_weight : array of shape (n_samples,)
+        The sample weights alone, before class weights.
+    trace : pytree or None
+        The per-step trace at the end of the task (see
+        :meth:`Consolidation.init_trace`).
+    batch_size : int
+        The minibatch size of training, which also bounds the memory of
+        sums over the task's data.
+    """
+
+    start: Any
+    end: Any
+    X: Any
+    y: Any
+    weights: Any
+    sample_weight: Any
+    trace: Any
+    batch_size: int
+
+
+class Consolidation(ABC):
+    """One method of the loss recursion (the stand-in for L_{t-1}).
+
+    Subclasses are frozen dataclasses decorated with :func:`consolidation`.
+    The three abstract methods are the whole contract of a MAP method; the
+    others have defaults that fit MAP methods.
+    """
+
+    @abstractmethod
+    def init(self, model, prior_precision, theta0, key):
+        """The state before the first task: L_0 = ½·precision·‖θ‖².
+
+        Parameters
+        ----------
+        model : skcl._model.Model
+        prior_precision : float
+        theta0 : array of shape (n_params,)
+            The network's initialisation θ_0.
+        key : PRNG key
+            For methods that need more than θ_0 to start (a mixture's
+            components).
+        """
+
+    @abstractmethod
+    def penalty(self, state, params, key):
+        """The stand-in for L_{t-1} at ``params``, shape ().
+
+        The training loop divides it by the number of minibatches (paper,
+        section II-B, step 2). ``key`` is a fresh key per step, for methods
+        whose penalty is a Monte Carlo estimate.
+        """
+
+    @abstractmethod
+    def fold(self, model, state, task, key):
+        """Fold the finished ``task`` (a :class:`FinishedTask`) into the state."""
+
+    # ----------------------------------------------------------- defaults
+
+    def prepare(self, state, X, y, sample_weight):
+        """Before a task: the state and the data it trains on."""
+        return state, X, y, sample_weight
+
+    def start(self, state, theta):
+        """The parameters the optimiser starts from: the previous θ*."""
+        return theta
+
+    def data_term(self, model, params, X, y, w, key):
+        """The minibatch's data term: nll(θ)."""
+        return model.nll(params, X, y, w)
+
+    def init_trace(self, state, params):
+        """The per-step trace at a task's start (``None``: no trace)."""
+        return None
+
+    def update_trace(self, trace, params, data_grad, update):
+        """The trace after one optimiser step.
+
+        Parameters
+        ----------
+        trace : pytree
+        params : array
+            The parameters before the step.
+        data_grad : array like params
+            The gradient of the minibatch's data term at ``params``.
+        update : array like params
+            The step the optimiser takes (new params − params).
+        """
+        return trace
+
+    def point_estimate(self, state, params):
+        """θ*_t, the network parameters that predict, from the trained params."""
+        return params
+
+    def task_keys(self, key):
+        """Split a task's key into the training key and the fold key."""
+        train_key, fold_key = jax.random.split(key)
+        return train_key, fold_key
+
+
+def consolidation(*, static=()):
+    """Make a frozen dataclass a :class:`Consolidation` pytree.
+
+    Fields named in ``static`` are compile-time metadata (hashable); every
+    other field is a leaf, traced by ``jit`` (give it a float, not an int,
+    so that its dtype stays the same across values).
+    """
+
+    def wrap(cls):
+        cls = dataclass(frozen=True)(cls)
+        names = [f.name for f in fields(cls)]
+        data = [name for name in names if name not in static]
+        return jax.tree_util.register_dataclass(
+            cls, data_fields=data, meta_fields=[name for name in names if name in static]
+        )
+
+    return wrap

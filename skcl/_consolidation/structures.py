@@ -1,0 +1,179 @@
+"""How a curvature matrix C is stored: full, Kronecker-factored, diagonal.
+
+Each structure is a pytree with the quadratic form ``quadratic(d) = dᵀ C d``
+that the penalty needs, ``add`` (the sum over tasks, paper eq. 3), ``diag``,
+``scale`` (a decay, for online methods), ``to_dense`` (for checks on small
+networks) and ``nbytes``. The parameter vector θ is the concatenation of
+the layers' augmented weight matrices W̃_l = [W_l; b_l] of shape
+(fan_in_l + 1, fan_out_l), each flattened row-major (see ``skcl._networks``).
+"""
+
+from dataclasses import dataclass
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = [
+    "FullCurvature",
+    "KroneckerCurvature",
+    "DiagonalCurvature",
+    "layer_slices",
+    "structure_nbytes",
+]
+
+
+def layer_slices(layer_shapes):
+    """(start, stop, (fan_in + 1, fan_out)) of each layer's W̃_l in θ."""
+    slices, start = [], 0
+    for fan_in, fan_out in layer_shapes:
+        size = (fan_in + 1) * fan_out
+        slices.append((start, start + size, (fan_in + 1, fan_out)))
+        start += size
+    return slices
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class FullCurvature:
+    """C as a dense symmetric matrix of shape (n_params, n_params).
+
+    The penalty's gradient costs O(n_params²) per step.
+    """
+
+    matrix: jax.Array
+
+    def quadratic(self, d):
+        return d @ (self.matrix @ d)
+
+    def diag(self):
+        return jnp.diagonal(self.matrix)
+
+    def add(self, other):
+        return FullCurvature(self.matrix + other.matrix)
+
+    def scale(self, factor):
+        return FullCurvature(factor * self.matrix)
+
+    def to_dense(self):
+        return np.asarray(self.matrix)
+
+    @property
+    def nbytes(self):
+        return int(np.asarray(self.matrix).nbytes)
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class DiagonalCurvature:
+    """C = diag(c), c of shape (n_params,); the penalty costs O(n_params)."""
+
+    diagonal: jax.Array
+
+    def quadratic(self, d):
+        return jnp.sum(self.diagonal * d * d)
+
+    def diag(self):
+        return self.diagonal
+
+    def add(self, other):
+        return DiagonalCurvature(self.diagonal + other.diagonal)
+
+    def scale(self, factor):
+        return DiagonalCurvature(factor * self.diagonal)
+
+    def to_dense(self):
+        return np.diag(np.asarray(self.diagonal))
+
+    @property
+    def nbytes(self):
+        return int(np.asarray(self.diagonal).nbytes)
+
+
+@partial(jax.tree_util.register_dataclass, data_fields=["factors"], meta_fields=["layer_shapes"])
+@dataclass(frozen=True)
+class KroneckerCurvature:
+    """C block-diagonal over layers, each block a sum of Kronecker products.
+
+    Block l is Σ_t A_{l,t} ⊗ G_{l,t}: A of shape (fan_in + 1, fan_in + 1)
+    over the layer's inputs (with a 1 for the bias), G of shape
+    (fan_out, fan_out) over its pre-activations, one pair per task. The sum
+    over tasks is kept exactly, as a stack of the tasks' factors: a sum of
+    Kronecker products is not one, and the factors are small. For
+    d_l = vec(ΔW̃_l) the quadratic form is
+    Σ_t sum(ΔW̃ ⊙ (A_t ΔW̃ G_t)), O(T (D²K + DK²)) per layer for D inputs
+    and K outputs instead of O(D²K²).
+
+    Attributes
+    ----------
+    factors : tuple of (A, G), one pair per layer
+        A of shape (n_terms, fan_in + 1, fan_in + 1), G of shape
+        (n_terms, fan_out, fan_out).
+    layer_shapes : tuple of (fan_in, fan_out)
+        Static.
+    """
+
+    factors: tuple
+    layer_shapes: tuple
+
+    def quadratic(self, d):
+        total = 0.0
+        for (A, G), (start, stop, shape) in zip(self.factors, layer_slices(self.layer_shapes)):
+            W = d[start:stop].reshape(shape)
+            total = total + jnp.einsum("ij,tik,kl,tjl->", W, A, W, G)
+        return total
+
+    def diag(self):
+        return jnp.concatenate([
+            jnp.einsum("ti,tk->ik", jnp.diagonal(A, axis1=1, axis2=2),
+                       jnp.diagonal(G, axis1=1, axis2=2)).ravel()
+            for A, G in self.factors
+        ])
+
+    def add(self, other):
+        return KroneckerCurvature(
+            tuple(
+                (jnp.concatenate([A, A2]), jnp.concatenate([G, G2]))
+                for (A, G), (A2, G2) in zip(self.factors, other.factors)
+            ),
+            self.layer_shapes,
+        )
+
+    def scale(self, factor):
+        return KroneckerCurvature(
+            tuple((factor * A, G) for A, G in self.factors), self.layer_shapes
+        )
+
+    def to_dense(self):
+        blocks = [
+            sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
+                for A_t, G_t in zip(A, G))
+            for A, G in self.factors
+        ]
+        n = sum(b.shape[0] for b in blocks)
+        dense, start = np.zeros((n, n)), 0
+        for b in blocks:
+            dense[start : start + len(b), start : start + len(b)] = b
+            start += len(b)
+        return dense
+
+    @property
+    def n_terms(self):
+        """How many tasks' Kronecker terms are summed."""
+        return int(self.factors[0][0].shape[0])
+
+    @property
+    def nbytes(self):
+        return int(sum(np.asarray(A).nbytes + np.asarray(G).nbytes for A, G in self.factors))
+
+
+def structure_nbytes(structure, layer_shapes, n_terms=1, itemsize=4):
+    """Bytes to store C of one structure (``n_terms`` tasks for "kron")."""
+    n_params = sum((i + 1) * o for i, o in layer_shapes)
+    if structure == "full":
+        return n_params * n_params * itemsize
+    if structure == "diag":
+        return n_params * itemsize
+    return n_terms * itemsize * sum((i + 1) ** 2 + o * o for i, o in layer_shapes)
+
