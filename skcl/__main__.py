@@ -172,8 +172,13 @@ def main(argv=None):
 
 
 def _has_module(name):
-    """Whether ``name`` can be imported (tests replace this to simulate its absence)."""
-    return importlib.util.find_spec(name) is not None
+    """Whether ``name`` can be imported, without importing it."""
+    if name in sys.modules:  # None there blocks the import
+        return sys.modules[name] is not None
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _in_flag_terms(message):

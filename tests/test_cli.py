@@ -136,8 +136,11 @@ def test_a_missing_matplotlib_fails_before_training_for_figure2(monkeypatch, tmp
                                                                  no_training):
     """`pip install .` has no matplotlib: Figure 2 cannot be drawn, so say so
     at once instead of after the whole run."""
-    real = cli._has_module
-    monkeypatch.setattr(cli, "_has_module", lambda name: name != "matplotlib" and real(name))
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    with pytest.raises(ImportError):
+        import matplotlib  # noqa: F401
     out = tmp_path / "out"
     start = time.perf_counter()
     assert main(["reproduce", "ci-split-2d-iris", "--output", str(out)]) == 2
@@ -151,9 +154,8 @@ def test_a_missing_matplotlib_fails_before_training_for_figure2(monkeypatch, tmp
 
 
 def test_image_extras_are_checked_before_any_work(monkeypatch, tmp_path, capsys, no_training):
-    real = cli._has_module
-    monkeypatch.setattr(cli, "_has_module",
-                        lambda name: name not in ("torchvision", "PIL") and real(name))
+    monkeypatch.setitem(sys.modules, "torchvision", None)
+    monkeypatch.setitem(sys.modules, "PIL", None)
     out = str(tmp_path / "out")
     assert main(["reproduce", "ci-split-mnist", "--download", "--output", out]) == 2
     assert "torchvision not installed" in _one_line_error(capsys)
