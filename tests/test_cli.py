@@ -185,3 +185,44 @@ def test_progress_goes_through_logging(monkeypatch, tmp_path, capsys):
     assert "progress line" not in capsys.readouterr().out
     assert seen == [0, 0]
     assert not logging.getLogger("skcl").handlers  # the handler is removed afterwards
+
+
+def test_a_tqdm_bar_counts_methods_on_a_terminal(monkeypatch, tmp_path, capsys):
+    """With tqdm installed (the `progress` extra) and a terminal, the lines
+    go above a bar that advances once per finished method."""
+    import types
+
+    bars = []
+
+    class FakeTqdm:
+        def __init__(self, total, **kwargs):
+            self.total, self.n, self.lines, self.closed = total, 0, [], False
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def write(self, message, file=None):
+            self.lines.append(message)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+
+    def fake_reproduce(sequence, model, methods, **kwargs):
+        for method in methods:
+            logging.getLogger("skcl.reproduce").info(f"[Iris SR] {method.name}: done",
+                                                    extra={"skcl_method_done": True})
+        return [], {}
+
+    monkeypatch.setattr(rp, "reproduce", fake_reproduce)
+    monkeypatch.setattr(rp, "write_results", lambda *args, **kwargs: {})
+    monkeypatch.setattr(rp, "format_table", lambda rows: "table")
+    monkeypatch.setattr(cli, "_write_accuracy_matrices", lambda rows, path: path)
+    assert main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "joint", "ft",
+                 "--output", str(tmp_path)]) == 0
+    (bar,) = bars
+    assert (bar.total, bar.n, bar.closed) == (2, 2, True)
+    assert bar.lines == ["[Iris SR] Joint: done", "[Iris SR] Fine-tuning: done"]
