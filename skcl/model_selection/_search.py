@@ -454,7 +454,7 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
     ... ).fit(data.train, data.validation, classes=data.classes)
     >>> len(search.cv_results_["params"])
     3
-    >>> 1 <= search.best_params_["alpha"] <= 1e4
+    >>> bool(1 <= search.best_params_["alpha"] <= 1e4)
     True
     """
 
