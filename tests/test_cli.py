@@ -226,3 +226,18 @@ def test_a_tqdm_bar_counts_methods_on_a_terminal(monkeypatch, tmp_path, capsys):
     (bar,) = bars
     assert (bar.total, bar.n, bar.closed) == (2, 2, True)
     assert bar.lines == ["[Iris SR] Joint: done", "[Iris SR] Fine-tuning: done"]
+
+
+def test_without_matplotlib_a_table_run_still_succeeds(monkeypatch, tmp_path, capsys):
+    """`pip install . && skcl reproduce ci-split-iris` has no matplotlib: the
+    run needs none; only the optional heatmap is skipped, and it says so."""
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setattr(rp, "reproduce", lambda *args, **kwargs: ([], {}))
+    monkeypatch.setattr(rp, "format_table", lambda rows: "table")
+    assert main(["reproduce", "ci-split-iris", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no accuracy-matrix figure (pip install 'skcl[plot]')" in out
+    assert not list(tmp_path.glob("*.png"))
+    assert (tmp_path / "ci-split-iris.csv").is_file()
