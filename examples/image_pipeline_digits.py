@@ -80,7 +80,7 @@ search = SequenceGridSearch(
     {"aqcclassifier__alpha": [1, 10, 100, 1000, 10000]},
 ).fit(data["train"], data["validation"], classes=classes)
 alpha = search.best_params_["aqcclassifier__alpha"]
-for params, score in zip(search.cv_results_["params"], search.cv_results_["validation_score"]):
+for params, score in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
     print(f"λ = {params['aqcclassifier__alpha']:>5}: validation final average accuracy {score:.3f}")
 
 # %%

@@ -40,21 +40,22 @@ print(f"test final average accuracy: {final_average_accuracy(search, data.test):
 # --------------------------
 # One row per candidate, as with scikit-learn's ``GridSearchCV``: the
 # parameters (``param_alpha``, ``param_damping``), the validation score and
-# its rank (``validation_score``, ``rank_validation_score``), the accuracy
-# on each validation task after the last training task
+# its rank (``mean_test_score``, ``rank_test_score``: one split, the
+# validation sequence, so ``std_test_score`` is 0), the accuracy on each
+# validation task after the last training task
 # (``task<i>_validation_accuracy``) and the time spent learning the training
-# sequence (``fit_time``); shortened names below. Ties share a rank; the search keeps the first of them.
-# The first candidate's ``fit_time`` includes JAX's compilation of the
+# sequence (``mean_fit_time``); shortened names below. Ties share a rank; the search keeps the first of them.
+# The first candidate's ``mean_fit_time`` includes JAX's compilation of the
 # training loop, which every later candidate reuses.
 
 results = pd.DataFrame(search.cv_results_)
 short_names = {
     "param_alpha": "λ",
     "param_damping": "ξ",
-    "validation_score": "score",
-    "rank_validation_score": "rank",
+    "mean_test_score": "score",
+    "rank_test_score": "rank",
     **{f"task{i}_validation_accuracy": f"task {i}" for i in range(search.n_tasks_)},
-    "fit_time": "fit (s)",
+    "mean_fit_time": "fit (s)",
 }
 table = results[list(short_names)].rename(columns=short_names)
 table.sort_values("rank").round(3)
@@ -68,7 +69,7 @@ table.sort_values("rank").round(3)
 
 fig, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
 for damping, group in results.groupby("param_damping"):
-    ax.plot(group["param_alpha"].astype(float), group["validation_score"], "o-",
+    ax.plot(group["param_alpha"].astype(float), group["mean_test_score"], "o-",
             label=f"ξ = {damping}")
 ax.set_xscale("log")
 ax.set_xlabel("λ (alpha)")

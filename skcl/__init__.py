@@ -6,17 +6,24 @@ upper bound). They differ in how they approximate the previous loss
 L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ).
 """
 
-from ._quadratic_methods import (
-    AQCClassifier,
-    EWCClassifier,
-    OnlineEWCClassifier,
-    SIClassifier,
-)
-from ._neural_methods import NCClassifier
-from ._reference_methods import FineTuningClassifier, JointClassifier
-from ._variational_methods import GMVCLClassifier, GSFSVIClassifier, GVCLClassifier
+import importlib
 
 __version__ = "0.1.0"
+
+# The estimators are imported on first use (PEP 562), so that importing
+# skcl, e.g. for ``skcl --help``, does not import JAX.
+_LAZY = {
+    "AQCClassifier": "._quadratic_methods",
+    "EWCClassifier": "._quadratic_methods",
+    "OnlineEWCClassifier": "._quadratic_methods",
+    "SIClassifier": "._quadratic_methods",
+    "NCClassifier": "._neural_methods",
+    "FineTuningClassifier": "._reference_methods",
+    "JointClassifier": "._reference_methods",
+    "GMVCLClassifier": "._variational_methods",
+    "GSFSVIClassifier": "._variational_methods",
+    "GVCLClassifier": "._variational_methods",
+}
 
 __all__ = [
     "AQCClassifier",
@@ -30,3 +37,15 @@ __all__ = [
     "OnlineEWCClassifier",
     "SIClassifier",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

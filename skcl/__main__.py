@@ -3,17 +3,87 @@
 ``skcl reproduce <sequence>`` runs the paper's protocol on a task sequence
 of its Table I (classical, or images with a pre-trained extractor) and
 compares with the paper's numbers; see ``skcl reproduce --help``.
+
+Only the standard library is imported until the arguments are parsed, so
+``skcl --help`` answers at once. Every check that needs no training (the
+arguments, the optional dependencies the run will need, a writable output
+folder) runs before the first model trains; a user error is one line on
+stderr and exit status 2. Progress goes through :mod:`logging` (logger
+``skcl``), shown on stdout by a handler this command installs, with a
+progress bar on a terminal when tqdm is installed (``pip install
+'skcl[progress]'``).
 """
 
 import argparse
+import importlib.util
+import logging
+import os
 import sys
+import tempfile
 import time
-
-from . import reproduce as rp
+import zipfile
+from pathlib import Path
 
 __all__ = ["main"]
 
 _FIGURE_ROWS = {"sr": "Softmax regression", "fcnn": "Fully connected neural network"}
+
+# The registries' names, spelt out so that parsing imports nothing heavy;
+# tests/test_cli.py checks them against skcl.reproduce.
+_SEQUENCES = [
+    "ci-split-2d-iris", "ci-split-cifar10", "ci-split-fashion-mnist", "ci-split-ham8",
+    "ci-split-iris", "ci-split-mnist", "ci-split-wine", "di-split-cifar8",
+    "di-split-fashion-mnist", "di-split-ham6", "di-split-mnist",
+]
+_GROUPS = ["classical", "fashion-mnist", "images", "mnist"]
+_METHOD_KEYS = ["joint", "fine-tuning", "g-vcl", "gm-vcl", "g-sfsvi", "ewc", "si", "aqc", "nc"]
+_PRETRAINING = ["bcn-12", "cifar-100", "emnist-letters", "fashion-mnist", "mnist"]
+# Sequences and pre-training tasks read from ISIC images, which need pillow.
+_ISIC = {"ci-split-ham8", "di-split-ham6", "bcn-12"}
+
+
+class UserError(Exception):
+    """A mistake in the command line or the environment: one line, exit 2."""
+
+
+def _version():
+    import skcl
+
+    return skcl.__version__
+
+
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer from 0 to 2**32 - 1 (a random seed), got {value}"
+        )
+    return value
+
+
+def _n_jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must not be 0 (1: serial; -1: all cores)")
+    return value
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, reading skcl's version only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print skcl's version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"skcl {_version()}")
+        parser.exit()
 
 
 def _parser():
@@ -21,6 +91,7 @@ def _parser():
         prog="skcl",
         description="skcl: continual learning by sequential MAP inference.",
     )
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rep = commands.add_parser(
         "reproduce",
@@ -29,44 +100,50 @@ def _parser():
             "Tune each method of the paper's Table I on the validation task sequence "
             "with the grids of its appendix D, evaluate the selected model on the test "
             "sequence, print the table beside the paper's numbers and write CSV, JSON "
-            "and text results (and Figure 2 for CI Split 2D Iris)."
+            "and text results with accuracy, forgetting, log loss and calibration error, "
+            "a heatmap of each method's test accuracy matrix when matplotlib is installed "
+            "(and Figure 2 for CI Split 2D Iris, which needs it)."
         ),
     )
     rep.add_argument(
         "sequence",
-        choices=sorted(rp.SEQUENCES) + sorted(rp.GROUPS),
+        choices=_SEQUENCES + _GROUPS,
         help="task sequence; 'classical' is Table I(a) (Iris and Wine, SR and FCNN), "
              "'images' Table I(b), 'mnist' its CI and DI Split MNIST columns",
     )
     rep.add_argument("--model", choices=["sr", "fcnn", "both"], default="both",
                      help="softmax regression, the paper's FCNN, or both (default)")
     rep.add_argument("--methods", nargs="+", metavar="METHOD",
-                     help=f"subset of {[m.key for m in rp.METHODS]} (default: all)")
+                     help=f"subset of {_METHOD_KEYS} (default: all)")
     rep.add_argument("--output", default="results", metavar="DIR",
-                     help="folder for the results (default: ./results)")
-    rep.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                     help="folder for the results, created if missing (default: ./results)")
+    rep.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
                      help="grid candidates run in parallel (default: 1; -1: all cores)")
-    rep.add_argument("--seed", type=int, default=0, help="random_state of every estimator")
+    rep.add_argument("--seed", type=_non_negative_int, default=0,
+                     help="random_state of every estimator, from 0 to 2**32 - 1 (default: 0)")
     rep.add_argument("--figure", action="store_true",
-                     help="also draw Figure 2 (runs CI Split 2D Iris if needed)")
+                     help="also draw Figure 2 (runs CI Split 2D Iris if needed; needs "
+                          "matplotlib: pip install 'skcl[plot]')")
     images = rep.add_argument_group(
         "image sequences",
         "An extractor is pre-trained on a similar task (appendix C's settings), frozen, and "
         "every method learns one dense layer on its features. Pre-trained weights are kept "
         "in the output folder and reused by later runs.",
     )
-    images.add_argument("--pretrain", choices=sorted(rp.PRETRAINING), metavar="TASK",
+    images.add_argument("--pretrain", choices=_PRETRAINING, metavar="TASK",
                         help="pre-training task (default: the paper's; e.g. fashion-mnist "
                              "stands in for emnist-letters offline)")
     images.add_argument("--extractor-weights", metavar="FILE",
-                        help="load the extractor from this .npz instead of pre-training")
+                        help="load the extractor from this .npz (written by "
+                             "PretrainedFeatureExtractor.save_weights) instead of pre-training")
     images.add_argument("--data-dir", metavar="DIR",
                         help="image data folder (default: $SKCL_DATA_DIR, else ~/skcl_data)")
     images.add_argument("--download", action="store_true",
                         help="let torchvision download missing datasets (pip install "
                              "'skcl[download]')")
-    rep.add_argument("--quiet", action="store_true", help="no progress lines")
-    rep.add_argument("--verbose", action="store_true", help="one line per grid candidate")
+    talk = rep.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", action="store_true", help="no progress lines")
+    talk.add_argument("--verbose", action="store_true", help="one line per grid candidate")
     return parser
 
 
@@ -81,66 +158,252 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit status, 0 on success.
+        The exit status: 0 on success, 2 for a user error (one line on
+        stderr). Malformed arguments exit with status 2 through argparse.
     """
     args = _parser().parse_args(argv)
     if args.command == "reproduce":
-        return _reproduce(args)
+        try:
+            return _reproduce(args)
+        except UserError as exc:
+            print(f"skcl reproduce: error: {exc}", file=sys.stderr)
+            return 2
     return 2
 
 
+def _has_module(name):
+    """Whether ``name`` can be imported, without importing it."""
+    if name in sys.modules:  # None there blocks the import
+        return sys.modules[name] is not None
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _in_flag_terms(message):
+    """A library message, with its Python arguments named by their flags."""
+    for python, flag in [
+        ("the root argument", "the --data-dir option"),
+        ("pass root=...", "pass --data-dir DIR"),
+        ("root=...", "--data-dir DIR"),
+        ("(see the FileNotFoundError without download=True)", "(run without --download to see where)"),
+        ("download=True", "--download"),
+        ("extractor_weights", "--extractor-weights"),
+    ]:
+        message = message.replace(python, flag)
+    return message
+
+
+def _check_before_work(args, rp, columns):
+    """Everything that can fail without training; raises UserError."""
+    sequences = {seq for seq, _ in columns}
+    # The pre-training task of each image sequence, as rp.reproduce picks it.
+    pretraining = {}
+    for seq in sequences:
+        options = rp.SEQUENCES[seq].pretraining
+        if options:
+            pretraining[seq] = args.pretrain if args.pretrain in options else options[0]
+    figure = args.figure or args.sequence == "ci-split-2d-iris"
+    missing = []
+    if figure and not _has_module("matplotlib"):
+        missing.append(("matplotlib", "plot", "Figure 2"))
+    if args.download and not _has_module("torchvision"):
+        missing.append(("torchvision", "download", "--download"))
+    isic = sequences & _ISIC
+    if args.extractor_weights is None:
+        isic |= set(pretraining.values()) & _ISIC
+    if isic and not _has_module("PIL"):
+        missing.append(("pillow", "images", f"the ISIC images of {sorted(isic)[0]}"))
+    if missing:
+        names = " and ".join(name for name, _, _ in missing)
+        extras = ",".join(extra for _, extra, _ in missing)
+        needs = "; ".join(f"{what} needs {name}" for name, _, what in missing)
+        raise UserError(f"{names} not installed ({needs}): pip install 'skcl[{extras}]'")
+    if args.extractor_weights is not None:
+        if not pretraining:
+            raise UserError(
+                f"--extractor-weights is for image sequences; {args.sequence} learns on raw "
+                "features"
+            )
+        if len(set(pretraining.values())) > 1:
+            raise UserError(
+                f"--extractor-weights needs image sequences that share one pre-training "
+                f"task; {args.sequence!r} uses {sorted(set(pretraining.values()))}: run "
+                "them one by one, or pass --pretrain"
+            )
+        path = Path(args.extractor_weights)
+        if not path.is_file():
+            raise UserError(f"--extractor-weights {path}: no such file")
+        if not zipfile.is_zipfile(path):
+            raise UserError(
+                f"--extractor-weights {path} is not a .npz weights file (written by "
+                f"PretrainedFeatureExtractor.save_weights); "
+                + ("a .npy file holds a single array" if path.suffix == ".npy" else
+                   "it is not a zip archive")
+            )
+    _check_output(Path(args.output))
+    return figure
+
+
+def _check_output(output):
+    """Create the output folder and prove it writable, before any work."""
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output} is a file, not a folder")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output):
+            pass
+    except OSError as exc:
+        raise UserError(f"--output {output} is not a writable folder ({exc.strerror or exc})")
+    if not os.access(output, os.W_OK | os.X_OK):
+        raise UserError(f"--output {output} is not a writable folder")
+
+
+class _Progress(logging.Handler):
+    """Progress lines on a stream, above a tqdm bar that counts finished methods."""
+
+    def __init__(self, stream, bar=None):
+        super().__init__()
+        self.stream, self.bar = stream, bar
+
+    def emit(self, record):
+        try:
+            message = self.format(record)
+            if self.bar is not None:
+                self.bar.write(message, file=self.stream)
+                if getattr(record, "skcl_method_done", False):
+                    self.bar.update(1)
+            else:
+                self.stream.write(message + "\n")
+                self.stream.flush()
+        except Exception:  # pragma: no cover - logging's own convention
+            self.handleError(record)
+
+
+def _progress_bar(args, total):
+    """A tqdm bar on a terminal's stderr, when tqdm is installed; else None."""
+    if args.quiet or not _has_module("tqdm") or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="method", file=sys.stderr, leave=False)
+
+
 def _reproduce(args):
+    from . import reproduce as rp
+
     try:
         methods = rp.select_methods(args.methods)
     except ValueError as exc:
-        print(f"skcl reproduce: error: {exc}", file=sys.stderr)
-        return 2
-    if not rp.columns_for(args.sequence, args.model):
-        print(f"skcl reproduce: error: {args.sequence} has no {args.model.upper()} column "
-              "(image sequences learn one dense layer on features: --model sr)", file=sys.stderr)
-        return 2
-    log = None if args.quiet else (lambda line: print(line, flush=True))
+        raise UserError(str(exc)) from None
+    columns = rp.columns_for(args.sequence, args.model)
+    if not columns:
+        raise UserError(f"{args.sequence} has no {args.model.upper()} column (image sequences "
+                        "learn one dense layer on features: --model sr)")
+    if args.pretrain is not None:
+        options = {o for seq, _ in columns for o in rp.SEQUENCES[seq].pretraining}
+        if args.pretrain not in options:
+            raise UserError(
+                f"No task sequence of {args.sequence!r} is pre-trained on {args.pretrain!r}; "
+                f"they take {sorted(options)} (--pretrain)."
+            )
+    figure = _check_before_work(args, rp, columns)
+    extra_columns = []
+    if figure:
+        extra_columns = [c for c in rp.columns_for("ci-split-2d-iris", args.model)
+                         if c not in columns]
+
+    logger = logging.getLogger("skcl")
+    bar = _progress_bar(args, len(methods) * (len(columns) + len(extra_columns)))
+    handler = _Progress(sys.stdout, bar)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    old_level, old_propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if args.quiet else logging.INFO)
+    logger.propagate = False
+    try:
+        return _run(args, rp, methods, figure, extra_columns)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        logger.propagate = old_propagate
+        if bar is not None:
+            bar.close()
+
+
+def _run(args, rp, methods, figure, extra_columns):
     start = time.perf_counter()
     try:
         rows, models = rp.reproduce(
             args.sequence, args.model, methods, n_jobs=args.n_jobs, random_state=args.seed,
-            log=log, verbose=int(args.verbose), root=args.data_dir, download=args.download,
+            verbose=int(args.verbose), root=args.data_dir, download=args.download,
             pretraining=args.pretrain, extractor_weights=args.extractor_weights,
             cache_dir=args.output,
         )
-    except (FileNotFoundError, ImportError, ValueError) as exc:
-        # Missing data, torchvision or a bad weights file: say what to do.
-        print(f"skcl reproduce: error: {exc}", file=sys.stderr)
-        return 2
-    figure = args.figure or args.sequence == "ci-split-2d-iris"
-    if figure:
-        needed = [c for c in rp.columns_for("ci-split-2d-iris", args.model) if c not in models]
-        for seq, mod in needed:
+        for seq, mod in extra_columns:
             extra_rows, models[seq, mod] = rp.run_column(
-                seq, mod, methods, n_jobs=args.n_jobs, random_state=args.seed, log=log
+                seq, mod, methods, n_jobs=args.n_jobs, random_state=args.seed,
+                verbose=int(args.verbose),
             )
             rows += extra_rows
+    except (FileNotFoundError, ImportError, ValueError) as exc:
+        # Missing data, torchvision or a bad weights file: say what to do.
+        raise UserError(_in_flag_terms(str(exc))) from None
     elapsed = time.perf_counter() - start
+    output = Path(args.output)
     paths = rp.write_results(
-        rows, args.output, args.sequence,
+        rows, output, args.sequence,
         meta={"command": "skcl reproduce " + args.sequence, "model": args.model,
               "seed": args.seed, "n_jobs": args.n_jobs, "wall_time_s": elapsed},
     )
+    if _has_module("matplotlib"):
+        paths["matrices"] = _write_accuracy_matrices(rows, output / f"{args.sequence}_accuracy_matrices.png")
+    else:
+        logging.getLogger("skcl.reproduce").info(
+            "matplotlib is not installed: no accuracy-matrix figure (pip install 'skcl[plot]')")
     if figure:
-        paths["png"] = _write_figure(models, args)
+        paths["png"] = _write_figure(rp, models, args)
     print(rp.format_table(rows))
     print(f"\nWall time {elapsed:.1f} s. Results: " + ", ".join(str(p) for p in paths.values()))
     return 0
 
 
-def _write_figure(models, args):
+def _write_accuracy_matrices(rows, path):
+    """One heatmap per (column, method) of the test accuracy matrices."""
+    from matplotlib.figure import Figure
+
+    from .plotting import plot_accuracy_matrix
+
+    done = [row for row in rows if row.get("available") and "test_accuracy_matrix" in row]
+    columns = list(dict.fromkeys(row["column"] for row in done))
+    methods = list(dict.fromkeys(row["method"] for row in done))
+    n_tasks = max((len(row["test_accuracy_matrix"]) for row in done), default=1)
+    panel = 1.2 + 0.45 * n_tasks
+    fig = Figure(figsize=(panel * max(len(methods), 1) + 1, panel * max(len(columns), 1)),
+                 dpi=100, layout="constrained")
+    axes = fig.subplots(max(len(columns), 1), max(len(methods), 1), squeeze=False)
+    for ax in axes.ravel():
+        ax.set_axis_off()
+    for row in done:
+        ax = axes[columns.index(row["column"]), methods.index(row["method"])]
+        ax.set_axis_on()
+        import numpy as np
+
+        plot_accuracy_matrix(np.asarray(row["test_accuracy_matrix"]) / 100, ax=ax,
+                             title=f"{row['column']}: {row['method']}")
+    fig.savefig(path)
+    return path
+
+
+def _write_figure(rp, models, args):
+    import numpy as np
+
     from .plotting import plot_figure2
 
     data = rp.SEQUENCES["ci-split-2d-iris"].loader()
     X = [X for X, _ in data.train]
     y = [y for _, y in data.train]
-    import numpy as np
-
     rows = {
         _FIGURE_ROWS[mod]: models[seq, mod]
         for seq, mod in rp.columns_for("ci-split-2d-iris", args.model)
@@ -148,7 +411,7 @@ def _write_figure(models, args):
     }
     fig = plot_figure2(rows, np.concatenate(X), np.concatenate(y),
                        feature_names=data.feature_names)
-    path = rp.Path(args.output) / "figure2_ci-split-2d-iris.png"
+    path = Path(args.output) / "figure2_ci-split-2d-iris.png"
     fig.savefig(path)
     return path
 

@@ -4,13 +4,27 @@ The central object is the *accuracy matrix* ``R`` of shape
 (n_tasks, n_tasks): ``R[i, j]`` is the accuracy on task ``i`` after learning
 tasks ``0..j``. The paper reports the *final average accuracy*, the mean of
 the last column.
+
+Any other per-task score makes such a matrix too:
+:func:`task_scores` evaluates a fitted classifier on every task with a
+scikit-learn scorer name (``"balanced_accuracy"``, ``"neg_log_loss"``,
+``"neg_brier_score"``...), a scorer callable or a metric function such as
+:func:`sklearn.metrics.log_loss` or :func:`expected_calibration_error`, and
+:func:`skcl.model_selection.learn_task_sequence` records it after every
+training task.
 """
 
+import inspect
+import numbers
+
 import numpy as np
-from sklearn.metrics import accuracy_score
+from sklearn.metrics import accuracy_score, brier_score_loss, get_scorer, log_loss, make_scorer
+from sklearn.utils.multiclass import unique_labels
 
 __all__ = [
     "task_accuracies",
+    "task_scores",
+    "expected_calibration_error",
     "final_average_accuracy",
     "average_accuracy",
     "average_forgetting",
@@ -49,6 +63,225 @@ def task_accuracies(estimator, tasks):
     [1.0, 0.0, 0.0]
     """
     return np.array([accuracy_score(y, estimator.predict(X)) for X, y in tasks])
+
+
+# Metric functions on probabilities, besides those named by a scorer.
+_PROBA_METRICS = {log_loss, brier_score_loss}
+
+
+def _scorer_name(scoring):
+    if isinstance(scoring, str):
+        return scoring
+    func = getattr(scoring, "_score_func", scoring)
+    return getattr(func, "__name__", type(scoring).__name__)
+
+
+def _check_task_scoring(scoring, response_method=None):
+    """Turn ``scoring`` into ``scorer(estimator, X, y) -> float``.
+
+    ``labels=estimator.classes_`` reaches every metric that takes
+    ``labels`` (log loss, Brier score, calibration error), so that a task
+    whose labels are a subset of the classes is scored against all of
+    them. See :func:`task_scores` for what ``scoring`` may be.
+    """
+    if isinstance(scoring, str):
+        try:
+            scoring = get_scorer(scoring)
+        except ValueError as exc:
+            raise ValueError(
+                f"Unknown scoring {scoring!r}: use a name of "
+                "sklearn.metrics.get_scorer_names(), a scorer callable "
+                "scorer(estimator, X, y), or a metric function metric(y_true, y_pred)."
+            ) from exc
+    if not callable(scoring):
+        raise TypeError(
+            f"scoring must be a scorer name, a scorer callable or a metric function, "
+            f"got {type(scoring).__name__}."
+        )
+    func = getattr(scoring, "_score_func", None)
+    if func is not None and hasattr(scoring, "_sign"):
+        # A scikit-learn scorer: rebuilt to pass the classes as labels.
+        sign, kwargs = scoring._sign, dict(getattr(scoring, "_kwargs", {}))
+        method = scoring._response_method
+    else:
+        try:
+            params = list(inspect.signature(scoring).parameters)
+        except (TypeError, ValueError):
+            params = []
+        if not params or params[0] not in ("y_true", "y", "labels_true"):
+            return scoring  # a scorer callable(estimator, X, y)
+        func, sign, kwargs = scoring, 1, {}
+        method = response_method or (
+            "predict_proba"
+            if func in _PROBA_METRICS or getattr(func, "_skcl_needs_proba", False)
+            else "predict"
+        )
+    takes_labels = "labels" in inspect.signature(func).parameters and "labels" not in kwargs
+
+    def scorer(estimator, X, y):
+        extra = {"labels": estimator.classes_} if takes_labels else {}
+        return make_scorer(
+            func, greater_is_better=sign > 0, response_method=method, **kwargs, **extra
+        )(estimator, X, y)
+
+    scorer.__name__ = _scorer_name(scoring)
+    return scorer
+
+
+def task_scores(estimator, tasks, scoring="accuracy", *, response_method=None):
+    """Any scikit-learn score of a fitted classifier on each task of a sequence.
+
+    Generalises :func:`task_accuracies` (``scoring="accuracy"``). After
+    learning task ``j``, ``task_scores(clf, eval_tasks, scoring)`` is
+    column ``j`` of that score's task-by-task matrix;
+    :func:`skcl.model_selection.learn_task_sequence` records the whole
+    matrix.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        With ``predict``, and ``predict_proba`` for probability metrics.
+    tasks : list of (X, y)
+        A task sequence, e.g. ``load_ci_split_iris().test``.
+    scoring : str or callable, default="accuracy"
+        One of:
+
+        - a name of :func:`sklearn.metrics.get_scorer_names`, e.g.
+          ``"balanced_accuracy"``, ``"neg_log_loss"``, ``"neg_brier_score"``:
+          greater is better, as for scikit-learn's scorers;
+        - a scorer callable ``scorer(estimator, X, y)``, e.g. from
+          :func:`sklearn.metrics.make_scorer`;
+        - a metric function whose first parameter is ``y_true``, e.g.
+          :func:`sklearn.metrics.log_loss` or
+          :func:`expected_calibration_error`: its own value is returned (a
+          loss stays a loss). It gets ``predict_proba``'s output for
+          :func:`~sklearn.metrics.log_loss`,
+          :func:`~sklearn.metrics.brier_score_loss` and
+          :func:`expected_calibration_error`, else ``predict``'s, unless
+          ``response_method`` says otherwise.
+
+        A metric that takes ``labels`` gets ``labels=estimator.classes_``:
+        a task holding some of the classes is still scored against the
+        probabilities of all of them.
+    response_method : {"predict", "predict_proba", "decision_function"}, default=None
+        For a metric function only: which output it scores.
+
+    Returns
+    -------
+    ndarray of shape (n_tasks,)
+
+    Examples
+    --------
+    After learning CI Split Iris, joint training's accuracy, log loss (each
+    test task holds one class of three) and its negation as a scorer:
+
+    >>> from sklearn.metrics import log_loss
+    >>> from skcl import JointClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> from skcl.metrics import task_scores
+    >>> data = load_ci_split_iris()
+    >>> clf = JointClassifier(learning_rate=0.1, random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> task_scores(clf, data.test).tolist()  # accuracy
+    [1.0, 1.0, 0.9]
+    >>> task_scores(clf, data.test, log_loss).round(2).tolist()
+    [0.05, 0.27, 0.36]
+    >>> task_scores(clf, data.test, "neg_log_loss").round(2).tolist()
+    [-0.05, -0.27, -0.36]
+    """
+    scorer = _check_task_scoring(scoring, response_method)
+    return np.array([float(scorer(estimator, X, y)) for X, y in tasks])
+
+
+def expected_calibration_error(y_true, y_prob, *, n_bins=10, labels=None):
+    r"""Expected calibration error of the top-label confidence.
+
+    Each sample's *confidence* is its highest predicted probability,
+    :math:`c_n = \max_k p_{nk}`, and it is *correct* when that class
+    (the first among ties) is its label. The confidences are sorted into
+    ``n_bins`` equal-width bins :math:`B_b = ((b-1)/M, b/M]`,
+    :math:`b = 1..M` (a confidence of 0 falls in the first one), and
+
+    .. math::
+
+        \mathrm{ECE} = \sum_{b=1}^{M} \frac{|B_b|}{N}
+        \left| \mathrm{acc}(B_b) - \mathrm{conf}(B_b) \right|,
+
+    where :math:`\mathrm{acc}(B_b)` is the fraction of correct samples and
+    :math:`\mathrm{conf}(B_b)` the mean confidence in bin :math:`b` (Guo
+    et al., 2017; empty bins contribute nothing).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, column k for ``labels[k]``, as from
+        ``predict_proba``. A 1-D array is the probability of the second of
+        two classes.
+    n_bins : int, default=10
+        Number of equal-width confidence bins in [0, 1].
+    labels : array-like of shape (n_classes,), default=None
+        The classes of the columns of ``y_prob`` (pass the estimator's
+        ``classes_`` when ``y_true`` holds only some of them). None takes
+        the sorted labels of ``y_true``, which must then be as many as the
+        columns.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0 for perfect calibration, lower is better.
+
+    Examples
+    --------
+    Four samples: three right with confidences 0.9, 0.8 and 0.7, one wrong
+    with confidence 0.6:
+
+    >>> from skcl.metrics import expected_calibration_error
+    >>> y_prob = [[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]
+    >>> round(expected_calibration_error([0, 0, 1, 1], y_prob, n_bins=5), 4)
+    0.3
+    """
+    if not isinstance(n_bins, numbers.Integral) or isinstance(n_bins, bool) or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    y_true = np.asarray(y_true)
+    y_prob = np.asarray(y_prob, dtype=float)
+    if y_prob.ndim == 1:
+        y_prob = np.column_stack([1 - y_prob, y_prob])
+    if y_prob.ndim != 2 or y_true.ndim != 1 or len(y_true) != len(y_prob):
+        raise ValueError(
+            f"y_true must be of shape (n_samples,) and y_prob of shape (n_samples, "
+            f"n_classes) with the same n_samples, got {y_true.shape} and {y_prob.shape}."
+        )
+    if len(y_true) == 0:
+        raise ValueError("y_true is empty.")
+    if not np.all(np.isfinite(y_prob)) or y_prob.min() < 0 or y_prob.max() > 1:
+        raise ValueError("y_prob must hold probabilities in [0, 1].")
+    labels = unique_labels(y_true) if labels is None else np.asarray(labels)
+    if len(labels) != y_prob.shape[1]:
+        raise ValueError(
+            f"y_prob has {y_prob.shape[1]} columns but there are {len(labels)} labels "
+            f"{labels.tolist()}; pass labels= (e.g. the estimator's classes_) to name "
+            "the columns."
+        )
+    unknown = np.setdiff1d(y_true, labels)
+    if unknown.size:
+        raise ValueError(f"y_true holds labels not in labels: {unknown.tolist()}.")
+    confidence = y_prob.max(axis=1)
+    correct = labels[y_prob.argmax(axis=1)] == y_true
+    # Bin b (0-based) holds confidences in (edges[b], edges[b + 1]]; 0 goes to bin 0.
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bins = np.searchsorted(edges[1:-1], confidence, side="left")
+    n = len(y_true)
+    ece = 0.0
+    for b in np.unique(bins):
+        members = bins == b
+        ece += members.sum() / n * abs(correct[members].mean() - confidence[members].mean())
+    return float(ece)
+
+
+expected_calibration_error._skcl_needs_proba = True
 
 
 def final_average_accuracy(estimator, tasks):

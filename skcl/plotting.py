@@ -5,11 +5,15 @@ probabilities over a 2-D input plane as an RGB image (class k's
 probability is colour channel k), with the data points on top;
 :func:`plot_figure2` arranges one panel per method and one row per model,
 as the paper's Figure 2 does for CI Split 2D Iris.
+:func:`plot_accuracy_matrix` draws a task-by-task accuracy matrix as a
+heatmap.
+
+matplotlib is imported when a function is called, not with this module.
 """
 
 import numpy as np
 
-__all__ = ["plot_class_probabilities", "plot_figure2"]
+__all__ = ["plot_accuracy_matrix", "plot_class_probabilities", "plot_figure2"]
 
 # Class colours of the points: pure red, green and blue, matching the
 # channel each class's probability drives.
@@ -194,3 +198,73 @@ def plot_figure2(models, X, y, *, feature_names=("petal length (cm)", "petal wid
                 ax.set_ylabel(f"{label}\n{feature_names[1]}", fontsize=8)
             ax.tick_params(labelsize=7)
     return fig
+
+
+def plot_accuracy_matrix(R, *, ax=None, title=None, task_names=None, cmap="viridis",
+                         annotate=True):
+    """Heatmap of an accuracy matrix: task evaluated down, task learnt across.
+
+    Parameters
+    ----------
+    R : array-like of shape (n_tasks, n_tasks)
+        ``R[i, j]``: accuracy on task ``i`` after learning tasks ``0..j``,
+        in [0, 1], as from :func:`skcl.model_selection.learn_task_sequence`.
+        NaN cells (not evaluated) are left blank.
+    ax : matplotlib Axes, default=None
+        Default: the axes of a new :class:`~matplotlib.figure.Figure`
+        (no pyplot, so no display needed); reach it with ``ax.figure``.
+    title : str, default=None
+    task_names : list of str, default=None
+        Tick labels; default "task 0", "task 1"...
+    cmap : str, default="viridis"
+        Colour map over [0, 1].
+    annotate : bool, default=True
+        Write each value (in %) in its cell.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> from skcl.plotting import plot_accuracy_matrix
+    >>> R = [[1.0, 0.5, 0.2],
+    ...      [0.0, 0.9, 0.6],
+    ...      [0.0, 0.0, 0.8]]
+    >>> ax = plot_accuracy_matrix(R, title="Fine-tuning")
+    >>> ax.get_xlabel()
+    'after learning task'
+    >>> [text.get_text() for text in ax.texts][:3]
+    ['100', '50', '20']
+    >>> # ax.figure.savefig("accuracy_matrix.png")
+    """
+    _matplotlib()
+    R = np.asarray(R, dtype=float)
+    if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] == 0:
+        raise ValueError(
+            f"R must be a square accuracy matrix of shape (n_tasks, n_tasks), got shape {R.shape}."
+        )
+    n_tasks = R.shape[0]
+    names = [f"task {i}" for i in range(n_tasks)] if task_names is None else list(task_names)
+    if len(names) != n_tasks:
+        raise ValueError(f"task_names has {len(names)} names for {n_tasks} tasks.")
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        size = 1.0 + 0.6 * n_tasks
+        ax = Figure(figsize=(size + 1.0, size), layout="constrained").subplots()
+    image = ax.imshow(np.ma.masked_invalid(R), vmin=0.0, vmax=1.0, cmap=cmap)
+    ax.figure.colorbar(image, ax=ax, label="accuracy")
+    ax.set_xticks(range(n_tasks), names, rotation=45, ha="right")
+    ax.set_yticks(range(n_tasks), names)
+    ax.set_xlabel("after learning task")
+    ax.set_ylabel("accuracy on task")
+    if annotate:
+        for i in range(n_tasks):
+            for j in range(n_tasks):
+                if np.isfinite(R[i, j]):
+                    ax.text(j, i, f"{100 * R[i, j]:.0f}", ha="center", va="center",
+                            color="white" if R[i, j] < 0.6 else "black", fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax

@@ -17,22 +17,41 @@ up lazily in :mod:`skcl`, so a method whose estimator is not in this build
 is reported as "not available" rather than failing), its grid from
 appendix D, and the numbers of the paper and of the paper's public code.
 :func:`reproduce` runs it; ``skcl reproduce`` is its command line.
+
+Besides the test final average accuracy, each method's row reports the
+average forgetting on the test sequence, and the log loss and expected
+calibration error of every test task after the last one. Progress goes to
+the :mod:`logging` logger ``skcl.reproduce`` (INFO), unless a ``log``
+callable is given; ``skcl reproduce`` shows it.
 """
 
 import csv
 import importlib
 import json
+import logging
 import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import log_loss
 
 from . import datasets
-from .metrics import task_accuracies
-from .model_selection import SequenceGridSearch
+from .metrics import average_forgetting, expected_calibration_error, task_accuracies, task_scores
+from .model_selection import SequenceGridSearch, learn_task_sequence
 from .pipeline import make_pipeline
+
+logger = logging.getLogger("skcl.reproduce")
+
+
+def _say(log, message, **extra):
+    """One progress line: to ``log`` when given, else to the logger at INFO."""
+    if log is not None:
+        log(message)
+    else:
+        logger.info(message, extra=extra)
 
 __all__ = [
     "METHODS",
@@ -401,7 +420,8 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
     random_state : int, default=0
         Seed of the pre-training.
     log : callable, default=None
-        Called with progress lines.
+        Called with progress lines; None sends them to the logger
+        ``skcl.reproduce``.
 
     Returns
     -------
@@ -436,7 +456,8 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
     option = PRETRAINING[pretraining]
     extractor = PretrainedFeatureExtractor(
         option.architecture, n_epochs=option.n_epochs, batch_size=option.batch_size,
-        learning_rate=option.learning_rate, random_state=random_state, verbose=int(bool(log)),
+        learning_rate=option.learning_rate, random_state=random_state,
+        verbose=int(log is not None or logger.isEnabledFor(logging.INFO)),
     )
     info = {"pretraining": option.label, "architecture": option.architecture}
     cached = None
@@ -452,9 +473,8 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
         info.update(source="cache", path=str(cached))
     else:
         data = option.loader(root, download=download)
-        if log:
-            log(f"Pre-training {option.architecture} on {option.label} "
-                f"({len(data.train[1])} images, {option.n_epochs} epochs)")
+        _say(log, f"Pre-training {option.architecture} on {option.label} "
+                  f"({len(data.train[1])} images, {option.n_epochs} epochs)")
         # BCN-12's loader gives the paper's m / n_i class weights.
         extractor.set_params(class_weight=data.get("class_weight"))
         start = time.perf_counter()
@@ -468,12 +488,11 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
             extractor.save_weights(cached)
             info["path"] = str(cached)
     extractor.set_params(verbose=0)
-    if log:
-        where = info.get("path", "memory")
-        extra = (f", {info['pretrain_time_s']:.0f} s, validation accuracy "
-                 f"{info['validation_accuracy']:.2f} %" if "pretrain_time_s" in info else "")
-        log(f"Extractor: {option.architecture} pre-trained on {option.label} ({info['source']}: "
-            f"{where}{extra})")
+    where = info.get("path", "memory")
+    extra = (f", {info['pretrain_time_s']:.0f} s, validation accuracy "
+             f"{info['validation_accuracy']:.2f} %" if "pretrain_time_s" in info else "")
+    _say(log, f"Extractor: {option.architecture} pre-trained on {option.label} "
+              f"({info['source']}: {where}{extra})")
     return extractor, info
 
 
@@ -499,7 +518,8 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
     random_state : int, default=0
         Seed of every estimator (and of the extractor's pre-training).
     log : callable, default=None
-        Called with one progress line per method.
+        Called with one progress line per method; None sends them to the
+        logger ``skcl.reproduce``.
     verbose : int, default=0
         Passed to the search (one line per candidate when positive).
     root, download
@@ -517,9 +537,14 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
     -------
     rows : list of dict
         One per method: chosen parameters, validation and test final
-        average accuracy (%), per-task test accuracies, timings, the
-        paper's and the reference code's numbers, and the grid's scores.
-        Image columns also name the pre-training task.
+        average accuracy (%), per-task test accuracies, the test average
+        forgetting (percentage points, from the test accuracy matrix of
+        the chosen parameters trained again with an evaluation after every
+        task, ``test_accuracy_matrix``), the test log loss (nats) and
+        expected calibration error (%, 10 bins) per task and averaged,
+        timings, the paper's and the reference code's numbers, and the
+        grid's scores (with each candidate's validation log loss and
+        calibration error). Image columns also name the pre-training task.
     models : dict
         Method name → the selected estimator, trained on the training
         sequence (for image sequences, a pipeline of the extractor and
@@ -556,10 +581,9 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
             _transform_tasks(extractor, tasks) for tasks in (data.train, data.validation, data.test)
         )
         transform_time = time.perf_counter() - start
-        if log:
-            n_images = sum(len(y) for tasks in (data.train, data.validation, data.test)
-                           for _, y in tasks)
-            log(f"[{label}] features of {n_images} images in {transform_time:.1f} s")
+        n_images = sum(len(y) for tasks in (data.train, data.validation, data.test)
+                       for _, y in tasks)
+        _say(log, f"[{label}] features of {n_images} images in {transform_time:.1f} s")
         common.update(pretraining=info["pretraining"], paper_pretraining=PRETRAINING[
             seq.pretraining[0]].label, transform_time_s=transform_time)
     else:
@@ -575,46 +599,66 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
         if cls is None:
             row.update(available=False)
             rows.append(row)
-            if log:
-                log(f"[{label}] {method.name}: not available in this build of skcl")
+            _say(log, f"[{label}] {method.name}: not available in this build of skcl",
+                 skcl_method_done=True)
             continue
         estimator = cls()
         settings = dict(seq.settings(model), random_state=random_state)
         accepted = estimator.get_params()
         estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
         start = time.perf_counter()
-        search = SequenceGridSearch(estimator, method.param_grid, n_jobs=n_jobs, verbose=verbose)
+        search = SequenceGridSearch(
+            estimator, method.param_grid, n_jobs=n_jobs, verbose=verbose,
+            task_scoring={"log_loss": log_loss, "ece": expected_calibration_error},
+        )
         search.fit(train, validation, classes=data.classes)
         elapsed = time.perf_counter() - start
-        test_accuracies = task_accuracies(search.best_estimator_, test)
+        best = search.best_estimator_
+        test_accuracies = task_accuracies(best, test)
+        test_log_loss = task_scores(best, test, log_loss)
+        test_ece = task_scores(best, test, expected_calibration_error)
+        # The chosen parameters again, evaluated on the test sequence after
+        # every task: the test accuracy matrix, for forgetting and its figure.
+        R = learn_task_sequence(clone(best), train, test, classes=data.classes)
+        results = search.cv_results_
         row.update(
             available=True,
             best_params=search.best_params_,
             validation=100 * search.best_score_,
             test=100 * float(np.mean(test_accuracies)),
             test_task_accuracies=[100 * float(a) for a in test_accuracies],
-            n_candidates=len(search.cv_results_["params"]),
+            test_forgetting=100 * average_forgetting(R),
+            test_log_loss=float(np.mean(test_log_loss)),
+            test_task_log_loss=[float(v) for v in test_log_loss],
+            test_ece=100 * float(np.mean(test_ece)),
+            test_task_ece=[100 * float(v) for v in test_ece],
+            test_accuracy_matrix=(100 * R).tolist(),
+            n_candidates=len(results["params"]),
             search_time_s=elapsed,
             grid=[
-                {"params": p, "validation": 100 * float(s), "fit_time_s": float(t)}
-                for p, s, t in zip(
-                    search.cv_results_["params"],
-                    search.cv_results_["validation_score"],
-                    search.cv_results_["fit_time"],
+                {"params": p, "validation": 100 * float(s), "validation_log_loss": float(ll),
+                 "validation_ece": 100 * float(e), "fit_time_s": float(t)}
+                for p, s, ll, e, t in zip(
+                    results["params"],
+                    results["mean_test_score"],
+                    results["validation_log_loss"],
+                    results["validation_ece"],
+                    results["mean_fit_time"],
                 )
             ],
         )
         rows.append(row)
-        best = search.best_estimator_
         models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
-        if log:
-            paper = "–" if row["paper"] is None else f"{row['paper']:.2f}"
-            log(
-                f"[{label}] {method.name}: {row['n_candidates']} candidate(s), best "
-                f"{search.best_params_ or '(no hyperparameters)'}, validation "
-                f"{row['validation']:.2f}, test {row['test']:.2f} (paper {paper}), "
-                f"{elapsed:.1f} s"
-            )
+        paper = "–" if row["paper"] is None else f"{row['paper']:.2f}"
+        _say(
+            log,
+            f"[{label}] {method.name}: {row['n_candidates']} candidate(s), best "
+            f"{search.best_params_ or '(no hyperparameters)'}, validation "
+            f"{row['validation']:.2f}, test {row['test']:.2f} (paper {paper}), "
+            f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
+            f"ECE {row['test_ece']:.2f}, {elapsed:.1f} s",
+            skcl_method_done=True,
+        )
     return rows, models
 
 
@@ -746,15 +790,24 @@ def format_table(rows):
 
 _CSV_FIELDS = [
     "sequence", "model", "column", "method", "available", "best_params", "validation",
-    "test", "test_task_accuracies", "paper", "reference", "n_candidates", "search_time_s",
+    "test", "test_task_accuracies", "test_forgetting", "test_log_loss", "test_task_log_loss",
+    "test_ece", "test_task_ece", "paper", "reference", "n_candidates", "search_time_s",
     "pretraining", "paper_pretraining", "transform_time_s",
 ]
 
 
 def write_results(rows, output, stem, *, meta=None):
     """Write ``<stem>.csv`` (one line per column × method), ``<stem>.json``
-    (everything, including every candidate's validation score) and
-    ``<stem>.txt`` (the table) into the folder ``output``.
+    (everything, including every candidate's validation score and each
+    method's test accuracy matrix) and ``<stem>.txt`` (the table) into the
+    folder ``output``.
+
+    The CSV's columns: ``validation`` and ``test`` final average accuracy
+    (%), ``test_task_accuracies`` (%, per task), ``test_forgetting``
+    (average forgetting on the test sequence, percentage points),
+    ``test_log_loss`` (nats, mean over tasks) and ``test_task_log_loss``,
+    ``test_ece`` (expected calibration error, %, mean over tasks) and
+    ``test_task_ece``, beside the paper's numbers and timings.
 
     Parameters
     ----------
@@ -790,7 +843,8 @@ def write_results(rows, output, stem, *, meta=None):
         writer.writeheader()
         for row in rows:
             flat = dict(row)
-            for name in ("best_params", "test_task_accuracies"):
+            for name in ("best_params", "test_task_accuracies", "test_task_log_loss",
+                         "test_task_ece"):
                 if name in flat:
                     flat[name] = json.dumps(flat[name])
             writer.writerow(flat)

@@ -30,8 +30,8 @@ def test_dask_cluster_gives_the_serial_results():
         trained = client.run(lambda: "skcl._training" in __import__("sys").modules)
     assert len(set(workers.values())) == 2 and __import__("os").getpid() not in workers.values()
     assert any(trained.values())
-    np.testing.assert_array_equal(on_dask.cv_results_["validation_score"],
-                                  serial.cv_results_["validation_score"])
+    np.testing.assert_array_equal(on_dask.cv_results_["mean_test_score"],
+                                  serial.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(on_dask.accuracy_matrices_, serial.accuracy_matrices_)
     assert on_dask.best_params_ == serial.best_params_
     np.testing.assert_array_equal(on_dask.best_estimator_.theta_, serial.best_estimator_.theta_)

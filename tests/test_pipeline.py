@@ -216,8 +216,8 @@ def test_search_transforms_once_with_the_fitted_steps(iris):
         make_pipeline(frozen, AQCClassifier(**AQC)), {**grid, "frozenestimator": [frozen]}
     ).fit(iris.train, iris.validation, classes=iris.classes)
     assert CountingScaler.n_transforms == 2 * 6
-    np.testing.assert_array_equal(search.cv_results_["validation_score"],
-                                  slow.cv_results_["validation_score"])
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"],
+                                  slow.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(search.accuracy_matrices_, slow.accuracy_matrices_)
     assert search.best_score_ >= 0.6
 
@@ -269,7 +269,7 @@ def test_search_over_a_stateless_leading_step_clones_the_whole_pipeline(iris):
     )
     assert list(search.cv_results_["param_functiontransformer__func"]) == [np.log1p, None]
     # Fine-tuning forgets all but the last species, whatever the features.
-    np.testing.assert_allclose(search.cv_results_["validation_score"], [1 / 3, 1 / 3])
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], [1 / 3, 1 / 3])
     assert search.best_estimator_[0] is not pipe[0]
 
 

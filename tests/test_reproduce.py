@@ -1,6 +1,7 @@
 """The `skcl reproduce` command, the method registry and Figure 2."""
 
 import csv
+import importlib.util
 import json
 import subprocess
 import sys
@@ -73,6 +74,11 @@ def test_cli_reproduces_a_reduced_column(tmp_path, capsys):
     assert aqc["test"] == pytest.approx(np.mean(aqc["test_task_accuracies"]))
     assert document["meta"]["wall_time_s"] > 0
     assert (tmp_path / "ci-split-iris.txt").read_text().startswith("Test final average")
+    assert float(rows["Fine-tuning"]["test_forgetting"]) == pytest.approx(100.0)
+    assert float(rows["Joint"]["test_log_loss"]) < float(rows["Fine-tuning"]["test_log_loss"])
+    assert 0 <= float(rows["AQC"]["test_ece"]) <= 100
+    if importlib.util.find_spec("matplotlib"):
+        assert (tmp_path / "ci-split-iris_accuracy_matrices.png").stat().st_size > 1000
 
     # Quiet: the table only.
     assert main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "ft",
@@ -93,7 +99,11 @@ def test_cli_says_what_an_image_sequence_lacks(tmp_path, capsys):
     # The paper's pre-training task for Split MNIST is missing offline.
     assert main(["reproduce", "ci-split-mnist", "--data-dir", empty, "--output", out]) == 2
     err = capsys.readouterr().err
-    assert "EMNIST Letters was not found" in err and "download=True" in err
+    assert "EMNIST Letters was not found" in err
+    # In the command's terms: its flags, not the loaders' Python arguments.
+    assert "pass --download" in err and "--data-dir DIR" in err
+    assert "download=True" not in err and "root=" not in err
+    assert err.count("\n") == 1 and "Traceback" not in err
     assert main(["reproduce", "ci-split-mnist", "--model", "fcnn", "--output", out]) == 2
     assert "--model sr" in capsys.readouterr().err
     assert main(["reproduce", "ci-split-cifar10", "--pretrain", "mnist", "--output", out]) == 2
@@ -185,3 +195,57 @@ def test_cli_reproduces_split_mnist_on_fashion_mnist_features(shared_data_dir, t
     assert float(rows["AQC"]["test"]) >= 40
     assert float(rows["AQC"]["paper"]) == pytest.approx(92.5394)
     assert rows["AQC"]["pretraining"] == "Fashion-MNIST"
+
+
+def test_rows_report_forgetting_log_loss_and_calibration(tmp_path):
+    """Fine-tuning on CI Split Iris forgets every old task completely; its
+    log loss and calibration error are those of its predictions on the test
+    tasks, scored against all three classes."""
+    from sklearn.metrics import log_loss
+
+    from skcl.metrics import expected_calibration_error
+
+    fine_tuning = [m for m in rp.METHODS if m.name == "Fine-tuning"]
+    rows, models = rp.run_column("ci-split-iris", "sr", fine_tuning)
+    row, model = rows[0], models["Fine-tuning"]
+    test = rp.SEQUENCES["ci-split-iris"].loader().test
+    np.testing.assert_allclose(row["test_accuracy_matrix"], 100 * np.eye(3))
+    assert row["test_forgetting"] == pytest.approx(100.0)
+    losses = [log_loss(y, model.predict_proba(X), labels=[0, 1, 2]) for X, y in test]
+    eces = [100 * expected_calibration_error(y, model.predict_proba(X), labels=[0, 1, 2])
+            for X, y in test]
+    np.testing.assert_allclose(row["test_task_log_loss"], losses)
+    assert row["test_log_loss"] == pytest.approx(np.mean(losses))
+    np.testing.assert_allclose(row["test_task_ece"], eces)
+    assert row["test_ece"] == pytest.approx(np.mean(eces))
+    assert row["grid"][0]["validation_log_loss"] > 0 and row["grid"][0]["validation_ece"] > 0
+    paths = rp.write_results(rows, tmp_path, "ci-split-iris")
+    with open(paths["csv"]) as f:
+        written = next(csv.DictReader(f))
+    assert float(written["test_forgetting"]) == pytest.approx(100.0)
+    assert float(written["test_log_loss"]) == pytest.approx(np.mean(losses))
+    assert float(written["test_ece"]) == pytest.approx(np.mean(eces))
+    np.testing.assert_allclose(json.loads(written["test_task_ece"]), eces)
+    document = json.loads(paths["json"].read_text())
+    assert document["results"][0]["test_accuracy_matrix"] == row["test_accuracy_matrix"]
+
+
+def test_accuracy_matrix_heatmap_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    from skcl.__main__ import _write_accuracy_matrices
+    from skcl.plotting import plot_accuracy_matrix
+
+    ax = plot_accuracy_matrix(np.eye(3), title="Fine-tuning", task_names=["a", "b", "c"])
+    assert [t.get_text() for t in ax.texts] == ["100", "0", "0", "0", "100", "0", "0", "0", "100"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="square"):
+        plot_accuracy_matrix(np.ones((2, 3)))
+    rows = [{"column": "Iris SR", "method": m, "available": True,
+             "test_accuracy_matrix": (100 * R).tolist()}
+            for m, R in [("Fine-tuning", np.eye(3)), ("Joint", np.triu(np.ones((3, 3))))]]
+    path = _write_accuracy_matrices(rows, tmp_path / "matrices.png")
+    image = np.asarray(Image.open(path).convert("RGB"))
+    assert image.shape[1] > image.shape[0]  # two panels side by side
+    assert len(np.unique(image.reshape(-1, 3), axis=0)) > 50  # drawn, not blank

@@ -6,7 +6,7 @@ order with ``partial_fit``. The paper builds every sequence the same way
 the rest, then each split cut into tasks by groups of classes.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -240,18 +240,3 @@ def make_task_sequences(X, y, class_groups, *, random_state=PAPER_SEED, **split)
         }
     )
 
-
-def check_task_sequence(tasks: Sequence, name="tasks"):
-    """Raise a clear error unless ``tasks`` is a non-empty list of (X, y)."""
-    if isinstance(tasks, tuple) and len(tasks) == 2 and not isinstance(tasks[0], tuple):
-        raise TypeError(f"{name} must be a list of (X, y) pairs, got a single (X, y) pair.")
-    try:
-        tasks = list(tasks)
-    except TypeError:
-        raise TypeError(f"{name} must be a list of (X, y) pairs.") from None
-    if not tasks:
-        raise ValueError(f"{name} is empty: a task sequence needs at least one task.")
-    for i, task in enumerate(tasks):
-        if not (isinstance(task, (tuple, list)) and len(task) == 2):
-            raise TypeError(f"{name}[{i}] must be an (X, y) pair.")
-    return tasks

@@ -19,12 +19,13 @@ The workers need skcl installed (``pip install skcl[dask]`` on each).
 """
 
 from ._scoring import SEQUENCE_SCORERS, SequenceScorer, get_sequence_scorer
-from ._search import SequenceGridSearch
+from ._search import SequenceGridSearch, SequenceRandomizedSearch
 from ._sequence import learn_task_sequence
 
 __all__ = [
     "SEQUENCE_SCORERS",
     "SequenceGridSearch",
+    "SequenceRandomizedSearch",
     "SequenceScorer",
     "get_sequence_scorer",
     "learn_task_sequence",

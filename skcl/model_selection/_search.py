@@ -10,8 +10,14 @@ A pipeline of fitted feature extractors and a classifier is searched
 without re-running the extractors: when the grid only sets the final step,
 the sequences go through the leading steps once, and the candidates are
 clones of the final step learning the features.
+
+:class:`SequenceGridSearch` tries every point of a grid,
+:class:`SequenceRandomizedSearch` ``n_iter`` points drawn by scikit-learn's
+``ParameterSampler``; both share :class:`_BaseSequenceSearch`. Progress
+goes to the ``logging`` logger ``skcl.model_selection``.
 """
 
+import logging
 import numbers
 import time
 import traceback
@@ -20,17 +26,26 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import FitFailedWarning, NotFittedError
-from sklearn.model_selection import ParameterGrid
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..pipeline import Pipeline
 from ._scoring import get_sequence_scorer
-from ._sequence import _learn, check_sequences, check_sequential_estimator, final_estimator
+from ._sequence import (
+    _learn,
+    check_multi_scoring,
+    check_sequences,
+    check_sequential_estimator,
+    final_estimator,
+)
 
-__all__ = ["SequenceGridSearch"]
+__all__ = ["SequenceGridSearch", "SequenceRandomizedSearch"]
+
+logger = logging.getLogger("skcl.model_selection")
 
 
 def _best_has(attr):
@@ -44,44 +59,19 @@ def _best_has(attr):
     return check
 
 
-class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
-    """Exhaustive search over a parameter grid, scored on a task sequence.
-
-    Like :class:`~sklearn.model_selection.GridSearchCV`, with cross-
-    validation folds replaced by the continual-learning protocol: each
-    candidate is a clone of ``estimator`` with the candidate's parameters,
-    it learns the training task sequence with one ``partial_fit`` per task,
-    and it is scored on the validation task sequence (by default by its
-    final average accuracy, the paper's criterion).
-
-    Parameters
-    ----------
-    estimator : skcl classifier, or a pipeline ending in one
-        Must have ``partial_fit``: scikit-learn's ``Pipeline`` has none,
-        :class:`skcl.pipeline.Pipeline` does. Its ``random_state`` is
-        shared by every candidate, so an int gives reproducible results.
-
-        For an :class:`skcl.pipeline.Pipeline` whose grid names only
-        parameters of the final step (``<final step>__...``), the fitted
-        leading steps (e.g. a pre-trained feature extractor) transform the
-        training and validation sequences once, before any candidate
-        starts; each candidate is a clone of the final step, and the
-        leading steps are used as they are, neither cloned nor refitted.
-        Otherwise each candidate is a clone of the whole pipeline, and
-        clone resets every fitted step not wrapped in
-        :class:`~sklearn.frozen.FrozenEstimator`; a leading step that would
-        be unfitted raises :class:`~sklearn.exceptions.NotFittedError`
-        before any training.
-    param_grid : dict or list of dicts
-        Parameter names (``alpha``, or ``aqcclassifier__alpha`` for a
-        pipeline step) mapped to non-empty lists of values, as in
-        ``GridSearchCV``. ``{}`` is the single candidate ``estimator``
-        itself (useful for methods without hyperparameters).
+_COMMON_PARAMETERS = """\
     scoring : str or callable, default="final_average_accuracy"
         How a candidate's validation accuracy matrix ``R`` becomes its
         score, greater is better: "final_average_accuracy" (mean of the
         last column of ``R``), "neg_average_forgetting",
         "backward_transfer", or a callable ``scoring(R) -> float``.
+    task_scoring : str, callable, list or dict, default=None
+        Further per-task scores of the validation sequence after the last
+        training task, reported in ``cv_results_`` beside the accuracy;
+        they do not choose the best candidate. Anything
+        :func:`skcl.metrics.task_scores` takes, e.g.
+        ``["neg_log_loss", skcl.metrics.expected_calibration_error]``, or
+        a list or dict of them.
     refit : bool, default=True
         Keep the best candidate as ``best_estimator_``. It is the model
         that was scored: the best candidate *trained on the training
@@ -95,26 +85,43 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         ``joblib.parallel_backend`` / ``parallel_config`` context; -1
         means all processors. Results do not depend on it.
     verbose : int, default=0
-        1 prints one line per candidate as it finishes; higher values also
-        let each candidate's estimator print per task (when it has
-        ``verbose``).
+        Progress goes to the :mod:`logging` logger
+        ``skcl.model_selection``: one record per candidate as it finishes,
+        at level INFO when ``verbose`` is 1 or more (DEBUG otherwise), so
+        ``logging.basicConfig(level=logging.INFO)`` shows them. Higher
+        values also set each candidate's estimator's own ``verbose`` (when
+        it has one).
     error_score : "raise" or float, default=np.nan
         Score of a candidate whose training raises (e.g. diverges at a
         large λ): "raise" re-raises; a number records it and warns with
         :class:`~sklearn.exceptions.FitFailedWarning`.
     pre_dispatch : int or str, default="2*n_jobs"
         How many candidates joblib dispatches ahead.
+"""
 
-    Attributes
-    ----------
+_COMMON_ATTRIBUTES = """\
     cv_results_ : dict of ndarrays
-        One entry per candidate, usable as ``pandas.DataFrame(cv_results_)``:
-        ``params`` (list of dicts), ``param_<name>`` (masked arrays as in
-        GridSearchCV), ``validation_score``, ``rank_validation_score``
-        (1 is best, ties share the smallest rank), ``fit_time`` (seconds
-        learning the training sequence), ``score_time`` (seconds
-        evaluating) and ``task<i>_validation_accuracy`` (accuracy on
-        validation task i after the last training task).
+        One entry per candidate, with GridSearchCV's keys, so that
+        ``pandas.DataFrame(cv_results_)`` and code written for
+        GridSearchCV work: ``params`` (list of dicts), ``param_<name>``
+        (masked arrays: masked where a candidate does not set ``name``),
+        ``split0_test_score`` (the score on the validation sequence),
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``
+        (1 is best; ties share the smallest rank, NaN scores rank last,
+        as in GridSearchCV), ``mean_fit_time``, ``std_fit_time``,
+        ``mean_score_time`` and ``std_score_time`` (seconds learning the
+        training sequence and evaluating on the validation sequence).
+
+        There is one split, the validation sequence: every ``mean_*``
+        equals its single value and every ``std_*`` is 0 (NaN for a
+        failed candidate). They do *not* measure the spread over seeds or
+        sequences; for that, run the search once per seed.
+
+        Beside them, per candidate: ``task<i>_validation_accuracy`` (the
+        accuracy on validation task i after the last training task) and,
+        for each score ``<name>`` of ``task_scoring``,
+        ``task<i>_validation_<name>`` and ``validation_<name>`` (its
+        mean over the validation tasks).
     accuracy_matrices_ : ndarray of shape (n_candidates, n_tasks, n_tasks)
         The validation accuracy matrices ``R``; columns before the last
         are NaN unless the scoring looks at them.
@@ -129,53 +136,46 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         followed by the best final step.
     scorer_ : SequenceScorer
     n_tasks_ : int
+    n_candidates_ : int
     classes_ : ndarray of shape (n_classes,)
         Only with ``refit=True``.
+"""
 
-    Examples
-    --------
-    >>> from skcl import AQCClassifier
-    >>> from skcl.datasets import load_ci_split_iris
-    >>> from skcl.metrics import final_average_accuracy
-    >>> from skcl.model_selection import SequenceGridSearch
-    >>> data = load_ci_split_iris()
-    >>> search = SequenceGridSearch(
-    ...     AQCClassifier(learning_rate=0.1, random_state=0),
-    ...     {"alpha": [1, 10, 100, 1000, 10000]},
-    ... ).fit(data.train, data.validation, classes=data.classes)
-    >>> sorted(search.best_params_)
-    ['alpha']
-    >>> final_average_accuracy(search, data.test) > 0.5
-    True
-    """
+_ESTIMATOR_PARAMETER = """\
+    estimator : skcl classifier, or a pipeline ending in one
+        Must have ``partial_fit``: scikit-learn's ``Pipeline`` has none,
+        :class:`skcl.pipeline.Pipeline` does. Its ``random_state`` is
+        shared by every candidate, so an int gives reproducible results.
 
-    def __init__(
-        self,
-        estimator,
-        param_grid,
-        *,
-        scoring="final_average_accuracy",
-        refit=True,
-        n_jobs=None,
-        verbose=0,
-        error_score=np.nan,
-        pre_dispatch="2*n_jobs",
-    ):
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.scoring = scoring
-        self.refit = refit
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.error_score = error_score
-        self.pre_dispatch = pre_dispatch
+        For an :class:`skcl.pipeline.Pipeline` whose candidates set only
+        parameters of the final step (``<final step>__...``), the fitted
+        leading steps (e.g. a pre-trained feature extractor) transform the
+        training and validation sequences once, before any candidate
+        starts; each candidate is a clone of the final step, and the
+        leading steps are used as they are, neither cloned nor refitted.
+        Otherwise each candidate is a clone of the whole pipeline, and
+        clone resets every fitted step not wrapped in
+        :class:`~sklearn.frozen.FrozenEstimator`; a leading step that would
+        be unfitted raises :class:`~sklearn.exceptions.NotFittedError`
+        before any training.
+"""
+
+
+class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
+    """What the grid and randomized searches share: everything but the candidates."""
+
+    def _candidate_list(self):
+        """The list of parameter dicts to try, checked against the estimator."""
+        raise NotImplementedError
 
     def fit(self, train_tasks, validation_tasks, classes=None):
         """Run every candidate through the training sequence and score it.
 
-        Everything is checked before any training starts: the estimator,
-        the grid (names and values), the scoring, the sequences and, for a
-        pipeline, that every candidate's leading steps are fitted.
+        Everything that needs no training is checked before the first
+        candidate starts: the estimator, the candidates (names and values),
+        the scoring, the sequences (lengths, labels, and the same features
+        in every task of both) and, for a pipeline, that every candidate's
+        leading steps are fitted.
 
         Parameters
         ----------
@@ -191,9 +191,11 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
+        name = type(self).__name__
         check_sequential_estimator(self.estimator)
-        candidates = _check_param_grid(self.estimator, self.param_grid)
+        candidates = self._candidate_list()
         scorer = get_sequence_scorer(self.scoring)
+        extra = {} if self.task_scoring is None else check_multi_scoring(self.task_scoring)[0]
         if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
             raise ValueError(
                 f"error_score must be 'raise' or a number, got {self.error_score!r}."
@@ -213,19 +215,19 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
             else self.estimator
         )
         _check_candidates_can_learn(learner, candidates)
+        level = logging.INFO if self.verbose > 0 else logging.DEBUG
         if prefix:
             start = time.perf_counter()
             train_tasks = [(self.estimator._transform_leading(X), y) for X, y in train_tasks]
             validation_tasks = [
                 (self.estimator._transform_leading(X), y) for X, y in validation_tasks
             ]
-            if self.verbose > 0:
-                print(
-                    f"[SequenceGridSearch] transformed the sequences once with the "
-                    f"fitted steps {[name for name, _ in self.estimator.steps[:-1]]} "
-                    f"({time.perf_counter() - start:.2f} s)",
-                    flush=True,
-                )
+            logger.log(
+                level,
+                "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
+                name, [step for step, _ in self.estimator.steps[:-1]],
+                time.perf_counter() - start,
+            )
 
         parallel = Parallel(
             n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator"
@@ -238,6 +240,7 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
                 validation_tasks,
                 classes,
                 scorer,
+                extra,
                 self.error_score,
                 bool(self.refit),
                 max(int(self.verbose) - 1, 0),
@@ -250,24 +253,25 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         fit_times = np.empty(n_candidates)
         score_times = np.empty(n_candidates)
         matrices = np.empty((n_candidates, n_tasks, n_tasks))
+        extra_scores = {key: np.empty((n_candidates, n_tasks)) for key in extra}
         failed = np.zeros(n_candidates, dtype=bool)
         failures = []
         best_model, best_score = None, -np.inf
         for i, result in enumerate(results):
             scores[i], matrices[i] = result["score"], result["R"]
             fit_times[i], score_times[i] = result["fit_time"], result["score_time"]
+            for key in extra:
+                extra_scores[key][i] = result["extra"][key]
             if result["error"] is not None:
                 failed[i] = True
                 failures.append((candidates[i], result["error"]))
             elif scores[i] > best_score:
                 best_model, best_score = result["estimator"], scores[i]
-            if self.verbose > 0:
-                print(
-                    f"[SequenceGridSearch] candidate {i + 1}/{n_candidates} "
-                    f"{candidates[i]}: {scorer.name} {scores[i]:.4f} "
-                    f"({fit_times[i]:.2f} s)",
-                    flush=True,
-                )
+            logger.log(
+                level, "[%s] candidate %d/%d %s: %s %.4f (%.2f s)",
+                name, i + 1, n_candidates, candidates[i], scorer.name, scores[i], fit_times[i],
+                extra={"skcl_candidate": (i + 1, n_candidates)},
+            )
         _warn_failures(failures, n_candidates)
         valid = ~failed & ~np.isnan(scores)
         if not valid.any():
@@ -278,8 +282,11 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
 
         self.scorer_ = scorer
         self.n_tasks_ = n_tasks
+        self.n_candidates_ = n_candidates
         self.accuracy_matrices_ = matrices
-        self.cv_results_ = _results_dict(candidates, scores, fit_times, score_times, matrices)
+        self.cv_results_ = _results_dict(
+            candidates, scores, fit_times, score_times, matrices, extra_scores
+        )
         masked = np.where(valid, scores, -np.inf)
         self.best_index_ = int(np.argmax(masked))  # the first among ties
         self.best_params_ = candidates[self.best_index_]
@@ -326,39 +333,212 @@ class SequenceGridSearch(MetaEstimatorMixin, BaseEstimator):
         return self.best_estimator_.score(X, y)
 
 
-def _check_param_grid(estimator, param_grid):
-    """Validate the grid against the estimator; return the candidate list.
+class SequenceGridSearch(_BaseSequenceSearch):
+    __doc__ = """Exhaustive search over a parameter grid, scored on a task sequence.
 
-    Unknown names, empty value lists and invalid values (checked on a
-    clone with the estimator's own parameter checks) raise here, before
-    anything is trained.
+    Like :class:`~sklearn.model_selection.GridSearchCV`, with cross-
+    validation folds replaced by the continual-learning protocol: each
+    candidate is a clone of ``estimator`` with the candidate's parameters,
+    it learns the training task sequence with one ``partial_fit`` per task,
+    and it is scored on the validation task sequence (by default by its
+    final average accuracy, the paper's criterion).
+
+    Parameters
+    ----------
+""" + _ESTIMATOR_PARAMETER + """\
+    param_grid : dict or list of dicts
+        Parameter names (``alpha``, or ``aqcclassifier__alpha`` for a
+        pipeline step) mapped to non-empty lists of values, as in
+        ``GridSearchCV``. ``{}`` is the single candidate ``estimator``
+        itself (useful for methods without hyperparameters).
+""" + _COMMON_PARAMETERS + """
+    Attributes
+    ----------
+""" + _COMMON_ATTRIBUTES + """
+    See Also
+    --------
+    SequenceRandomizedSearch : ``n_iter`` candidates drawn at random.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skcl import AQCClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> from skcl.metrics import final_average_accuracy
+    >>> from skcl.model_selection import SequenceGridSearch
+    >>> data = load_ci_split_iris()
+    >>> search = SequenceGridSearch(
+    ...     AQCClassifier(learning_rate=0.1, random_state=0),
+    ...     {"alpha": [1, 10, 100, 1000, 10000]},
+    ... ).fit(data.train, data.validation, classes=data.classes)
+    >>> sorted(search.best_params_)
+    ['alpha']
+    >>> final_average_accuracy(search, data.test) > 0.5
+    True
+    >>> results = pd.DataFrame(search.cv_results_)
+    >>> int(results["rank_test_score"].min())
+    1
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        scoring="final_average_accuracy",
+        task_scoring=None,
+        refit=True,
+        n_jobs=None,
+        verbose=0,
+        error_score=np.nan,
+        pre_dispatch="2*n_jobs",
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.task_scoring = task_scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.error_score = error_score
+        self.pre_dispatch = pre_dispatch
+
+    def _candidate_list(self):
+        grids = _check_grids(self.estimator, self.param_grid, "param_grid", sampled=False)
+        return _check_candidates(self.estimator, list(ParameterGrid(grids)))
+
+
+class SequenceRandomizedSearch(_BaseSequenceSearch):
+    __doc__ = """Randomized search over parameters, scored on a task sequence.
+
+    Like :class:`~sklearn.model_selection.RandomizedSearchCV`: ``n_iter``
+    candidates are drawn by :class:`~sklearn.model_selection.ParameterSampler`
+    (from lists uniformly, from scipy.stats distributions by their
+    ``rvs``; without replacement when every value is a list), and each is
+    trained and scored as in :class:`SequenceGridSearch`, with which it
+    shares everything else. Every drawn candidate is checked before the
+    first one trains.
+
+    Parameters
+    ----------
+""" + _ESTIMATOR_PARAMETER + """\
+    param_distributions : dict or list of dicts
+        Parameter names mapped to non-empty lists of values or to
+        distributions with an ``rvs`` method (e.g.
+        ``scipy.stats.loguniform(1, 1e4)``). A list of dicts draws each
+        candidate from one dict picked at random.
+    n_iter : int, default=10
+        Number of candidates drawn (fewer when the lists hold fewer
+        combinations, with a warning from ``ParameterSampler``).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws; an int gives the same candidates every time.
+        (The estimators' own seed is their ``random_state`` parameter.)
+""" + _COMMON_PARAMETERS + """
+    Attributes
+    ----------
+""" + _COMMON_ATTRIBUTES + """
+    See Also
+    --------
+    SequenceGridSearch : every point of a grid.
+
+    Examples
+    --------
+    >>> from scipy.stats import loguniform
+    >>> from skcl import AQCClassifier
+    >>> from skcl.datasets import load_ci_split_iris
+    >>> from skcl.model_selection import SequenceRandomizedSearch
+    >>> data = load_ci_split_iris()
+    >>> search = SequenceRandomizedSearch(
+    ...     AQCClassifier(learning_rate=0.1, random_state=0),
+    ...     {"alpha": loguniform(1, 1e4)}, n_iter=3, random_state=0,
+    ... ).fit(data.train, data.validation, classes=data.classes)
+    >>> len(search.cv_results_["params"])
+    3
+    >>> bool(1 <= search.best_params_["alpha"] <= 1e4)
+    True
+    """
+
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        n_iter=10,
+        random_state=None,
+        scoring="final_average_accuracy",
+        task_scoring=None,
+        refit=True,
+        n_jobs=None,
+        verbose=0,
+        error_score=np.nan,
+        pre_dispatch="2*n_jobs",
+    ):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.random_state = random_state
+        self.scoring = scoring
+        self.task_scoring = task_scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.error_score = error_score
+        self.pre_dispatch = pre_dispatch
+
+    def _candidate_list(self):
+        if (
+            not isinstance(self.n_iter, numbers.Integral)
+            or isinstance(self.n_iter, bool)
+            or self.n_iter < 1
+        ):
+            raise ValueError(f"n_iter must be a positive integer, got {self.n_iter!r}.")
+        grids = _check_grids(
+            self.estimator, self.param_distributions, "param_distributions", sampled=True
+        )
+        sampler = ParameterSampler(grids, self.n_iter, random_state=self.random_state)
+        return _check_candidates(self.estimator, list(sampler))
+
+
+def _check_grids(estimator, param_grid, what, *, sampled):
+    """Validate a grid (or distributions) against the estimator; return the list of dicts.
+
+    Unknown names and empty value lists raise here, before anything is
+    trained. ``sampled`` also accepts distributions (objects with ``rvs``).
     """
     if isinstance(param_grid, Mapping):
         grids = [param_grid]
     elif isinstance(param_grid, Sequence) and not isinstance(param_grid, str):
         grids = list(param_grid)
         if not all(isinstance(grid, Mapping) for grid in grids):
-            raise TypeError("param_grid must be a dict or a list of dicts.")
+            raise TypeError(f"{what} must be a dict or a list of dicts.")
     else:
-        raise TypeError(f"param_grid must be a dict or a list of dicts, got {type(param_grid).__name__}.")
+        raise TypeError(
+            f"{what} must be a dict or a list of dicts, got {type(param_grid).__name__}."
+        )
     if not grids:
-        raise ValueError("param_grid is an empty list: there is no candidate to try.")
+        raise ValueError(f"{what} is an empty list: there is no candidate to try.")
     valid = estimator.get_params(deep=True)
+    kinds = "lists or arrays of candidate values" + (
+        " or distributions with an rvs method" if sampled else ""
+    )
     for grid in grids:
         for name, values in grid.items():
             if name not in valid:
                 raise ValueError(
-                    f"Invalid parameter {name!r} in param_grid for estimator "
+                    f"Invalid parameter {name!r} in {what} for estimator "
                     f"{type(estimator).__name__}. Valid parameters are: {sorted(valid)}."
                 )
+            if sampled and hasattr(values, "rvs"):
+                continue
             if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-                raise TypeError(
-                    f"param_grid values must be lists or arrays of candidate values; "
-                    f"{name!r} maps to {values!r}."
-                )
+                raise TypeError(f"{what} values must be {kinds}; {name!r} maps to {values!r}.")
             if len(values) == 0:
-                raise ValueError(f"param_grid lists no value for {name!r}: the grid is empty.")
-    candidates = list(ParameterGrid(grids))
+                raise ValueError(f"{what} lists no value for {name!r}: the grid is empty.")
+    return grids
+
+
+def _check_candidates(estimator, candidates):
+    """Check every candidate's values with the estimator's own parameter checks."""
     for params in candidates:
         candidate = clone(estimator).set_params(**params)
         check = getattr(final_estimator(candidate), "_check_params", None)
@@ -464,8 +644,12 @@ def _with_final_step(pipeline, final_step):
 
 
 def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
-                        error_score, keep_model, verbose):
-    """Clone, set the parameters, learn the sequence, score it (in a worker)."""
+                        extra, error_score, keep_model, verbose):
+    """Clone, set the parameters, learn the sequence, score it (in a worker).
+
+    ``extra``: the further per-task scores of ``task_scoring``, by name;
+    their last column (after the last training task) is returned.
+    """
     candidate = clone(estimator).set_params(**params)
     last = final_estimator(candidate)
     if verbose and "verbose" in last.get_params():
@@ -473,10 +657,22 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
     n_tasks = len(train_tasks)
     start = time.perf_counter()
     try:
-        R, fit_time, score_time = _learn(
-            candidate, train_tasks, validation_tasks, classes, scorer.needs_history
+        matrices, fit_time, score_time = _learn(
+            candidate, train_tasks, validation_tasks, classes, scorer.needs_history,
+            {"accuracy": None},
         )
+        R = matrices["accuracy"]
         score = scorer(R)
+        if extra:
+            start = time.perf_counter()
+            # Score the trained candidate once more, on the extra scores alone.
+            finals = {
+                name: np.array([float(f(candidate, X, y)) for X, y in validation_tasks])
+                for name, f in extra.items()
+            }
+            score_time += time.perf_counter() - start
+        else:
+            finals = {}
         error = None
     except Exception:
         if error_score == "raise":
@@ -484,9 +680,11 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
         R = np.full((n_tasks, n_tasks), np.nan)
         fit_time, score_time = time.perf_counter() - start, 0.0
         score, error = float(error_score), traceback.format_exc()
+        finals = {name: np.full(n_tasks, np.nan) for name in extra}
     return {
         "score": score,
         "R": R,
+        "extra": finals,
         "fit_time": fit_time,
         "score_time": score_time,
         "error": error,
@@ -505,7 +703,15 @@ def _warn_failures(failures, n_candidates):
         )
 
 
-def _results_dict(candidates, scores, fit_times, score_times, matrices):
+def _rank(scores):
+    """GridSearchCV's ranks: 1 is best, ties share the smallest, NaN comes last."""
+    if np.isnan(scores).all():
+        return np.ones(len(scores), dtype=np.int32)
+    filled = np.nan_to_num(scores, nan=np.nanmin(scores) - 1)
+    return rankdata(-filled, method="min").astype(np.int32)
+
+
+def _results_dict(candidates, scores, fit_times, score_times, matrices, extra_scores):
     n_candidates = len(candidates)
     results = {"params": candidates}
     names = sorted({name for params in candidates for name in params})
@@ -515,14 +721,21 @@ def _results_dict(candidates, scores, fit_times, score_times, matrices):
             if name in params:
                 column[i] = params[name]
         results[f"param_{name}"] = column
-    results["validation_score"] = scores
-    # Rank like GridSearchCV: ties share the smallest rank, NaN comes last.
-    filled = np.where(np.isnan(scores), -np.inf, scores)
-    order = np.unique(-filled, return_inverse=True)[1]
-    counts = np.bincount(order)
-    results["rank_validation_score"] = (np.concatenate([[0], np.cumsum(counts)[:-1]])[order] + 1).astype(np.int32)
-    results["fit_time"] = fit_times
-    results["score_time"] = score_times
+    # One split, the validation sequence: means are its values, spreads 0
+    # (NaN where the candidate failed, as np.std of one NaN).
+    zero = np.where(np.isnan(scores), np.nan, 0.0)
+    results["split0_test_score"] = scores
+    results["mean_test_score"] = scores
+    results["std_test_score"] = zero
+    results["rank_test_score"] = _rank(scores)
+    results["mean_fit_time"] = fit_times
+    results["std_fit_time"] = np.zeros(n_candidates)
+    results["mean_score_time"] = score_times
+    results["std_score_time"] = np.zeros(n_candidates)
     for i in range(matrices.shape[1]):
         results[f"task{i}_validation_accuracy"] = matrices[:, i, -1]
+    for key, values in extra_scores.items():
+        results[f"validation_{key}"] = values.mean(axis=1)
+        for i in range(values.shape[1]):
+            results[f"task{i}_validation_{key}"] = values[:, i]
     return results

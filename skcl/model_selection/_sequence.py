@@ -13,13 +13,14 @@ from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import _num_samples
 
 from .._base import BaseSequentialClassifier
-from ..metrics import task_accuracies
+from ..metrics import _check_task_scoring, _scorer_name, task_accuracies
 from ..pipeline import Pipeline
 
 __all__ = ["learn_task_sequence"]
 
 
-def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *, history=True):
+def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *, history=True,
+                        scoring="accuracy"):
     """Learn a task sequence with ``partial_fit`` and record the accuracy matrix.
 
     The estimator is trained in place, one ``partial_fit`` call per task
@@ -45,15 +46,23 @@ def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *
         Evaluate after every task. False evaluates only after the last
         one, which is all the final average accuracy needs; the other
         columns of ``R`` are then NaN.
+    scoring : str, callable, list or dict, default="accuracy"
+        The per-task score recorded, as for :func:`skcl.metrics.task_scores`
+        (a scorer name such as ``"neg_log_loss"``, a scorer callable, or a
+        metric function such as :func:`sklearn.metrics.log_loss`). A list
+        or tuple of them, or a dict of name → scorer, records one matrix
+        per score.
 
     Returns
     -------
-    R : ndarray of shape (n_tasks, n_tasks)
-        ``R[i, j]`` is the accuracy on evaluation task ``i`` after
-        learning training tasks ``0..j``; feed it to
-        :func:`skcl.metrics.average_accuracy`,
+    R : ndarray of shape (n_tasks, n_tasks), or dict of them
+        ``R[i, j]`` is the score (by default the accuracy) on evaluation
+        task ``i`` after learning training tasks ``0..j``; feed an
+        accuracy matrix to :func:`skcl.metrics.average_accuracy`,
         :func:`~skcl.metrics.average_forgetting` or
-        :func:`~skcl.metrics.backward_transfer`.
+        :func:`~skcl.metrics.backward_transfer`. With several scores, a
+        dict of matrices by name (a scorer's name, or a function's
+        ``__name__``).
 
     Examples
     --------
@@ -65,16 +74,68 @@ def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *
     ...                         data.train, data.test)
     >>> R.shape
     (3, 3)
+
+    Several scores at once, e.g. the log loss beside the accuracy:
+
+    >>> from sklearn.metrics import log_loss
+    >>> matrices = learn_task_sequence(
+    ...     JointClassifier(learning_rate=0.1, random_state=0), data.train, data.test,
+    ...     scoring=["accuracy", log_loss])
+    >>> sorted(matrices)
+    ['accuracy', 'log_loss']
     """
     check_sequential_estimator(estimator)
+    scorers, single = check_multi_scoring(scoring)
     train_tasks, eval_tasks, classes = check_sequences(train_tasks, eval_tasks, classes)
-    return _learn(estimator, train_tasks, eval_tasks, classes, history)[0]
+    matrices = _learn(estimator, train_tasks, eval_tasks, classes, history, scorers)[0]
+    return matrices[next(iter(matrices))] if single else matrices
 
 
-def _learn(estimator, train_tasks, eval_tasks, classes, history):
-    """:func:`learn_task_sequence` without the checks; also the timings."""
+def check_multi_scoring(scoring):
+    """``(scorers, single)``: a dict of name → ``scorer(estimator, X, y)``.
+
+    ``"accuracy"`` maps to the exact :func:`~skcl.metrics.task_accuracies`.
+    """
+    single = isinstance(scoring, str) or callable(scoring)
+    if single:
+        items = [(_scorer_name(scoring), scoring)]
+    elif isinstance(scoring, dict):
+        items = list(scoring.items())
+    elif isinstance(scoring, (list, tuple)):
+        items = [(_scorer_name(s), s) for s in scoring]
+    else:
+        raise TypeError(
+            "scoring must be a scorer name, a callable, or a list or dict of them, "
+            f"got {type(scoring).__name__}."
+        )
+    if not items:
+        raise ValueError("scoring is empty: name at least one score.")
+    scorers = {}
+    for name, value in items:
+        if name in scorers:
+            raise ValueError(f"scoring names {name!r} twice.")
+        scorers[name] = None if value == "accuracy" else _check_task_scoring(value)
+    return scorers, single
+
+
+def _evaluate(estimator, tasks, scorers):
+    return {
+        name: task_accuracies(estimator, tasks)
+        if scorer is None
+        else np.array([float(scorer(estimator, X, y)) for X, y in tasks])
+        for name, scorer in scorers.items()
+    }
+
+
+def _learn(estimator, train_tasks, eval_tasks, classes, history, scorers=None):
+    """:func:`learn_task_sequence` without the checks; also the timings.
+
+    Returns a dict of matrices by score name (accuracy only when
+    ``scorers`` is None), the fit time and the score time.
+    """
+    scorers = {"accuracy": None} if scorers is None else scorers
     n_tasks = len(train_tasks)
-    R = np.full((n_tasks, n_tasks), np.nan)
+    matrices = {name: np.full((n_tasks, n_tasks), np.nan) for name in scorers}
     fit_time = score_time = 0.0
     for j, (X, y) in enumerate(train_tasks):
         start = time.perf_counter()
@@ -82,9 +143,10 @@ def _learn(estimator, train_tasks, eval_tasks, classes, history):
         fit_time += time.perf_counter() - start
         if history or j == n_tasks - 1:
             start = time.perf_counter()
-            R[:, j] = task_accuracies(estimator, eval_tasks)
+            for name, column in _evaluate(estimator, eval_tasks, scorers).items():
+                matrices[name][:, j] = column
             score_time += time.perf_counter() - start
-    return R, fit_time, score_time
+    return matrices, fit_time, score_time
 
 
 def final_estimator(estimator):
@@ -167,6 +229,34 @@ def check_task_sequence(tasks, name):
     return checked
 
 
+def _feature_shape(X):
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        shape = np.shape(X)
+    return tuple(shape[1:])
+
+
+def check_same_features(sequences):
+    """Every task of every sequence has the same features, or a clear error.
+
+    ``sequences`` maps a name ("train_tasks") to a checked task list.
+    """
+    reference = None
+    for name, tasks in sequences.items():
+        for i, (X, _) in enumerate(tasks):
+            shape = _feature_shape(X)
+            if reference is None:
+                reference = (f"{name}[{i}]", shape)
+            elif shape != reference[1]:
+                def describe(s):
+                    return f"{s[0]} features" if len(s) == 1 else f"samples of shape {s}"
+                raise ValueError(
+                    f"{name}[{i}] has {describe(shape)} but {reference[0]} has "
+                    f"{describe(reference[1])}: every task of the training and "
+                    f"evaluation sequences must have the same features."
+                )
+
+
 def check_sequences(train_tasks, eval_tasks, classes, eval_name="eval_tasks"):
     """Check a training and an evaluation sequence; settle ``classes``.
 
@@ -186,6 +276,7 @@ def check_sequences(train_tasks, eval_tasks, classes, eval_name="eval_tasks"):
             f"{eval_name} has {len(eval_tasks)} tasks but train_tasks has "
             f"{len(train_tasks)}: task i of both must be the same task."
         )
+    check_same_features({"train_tasks": train_tasks, eval_name: eval_tasks})
     if classes is None:
         classes = unique_labels(*[np.asarray(y) for _, y in train_tasks])
     else:

@@ -1,0 +1,243 @@
+"""The `skcl` command's user experience: fast help, flags, and every user
+error caught before any training, as one line on stderr with exit status 2."""
+
+import logging
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import skcl.__main__ as cli
+from skcl import reproduce as rp
+
+main = cli.main
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Fail the test if the command starts any experiment."""
+    started = []
+
+    def spy(*args, **kwargs):
+        started.append(args)
+        raise AssertionError("training started")
+
+    monkeypatch.setattr(rp, "reproduce", spy)
+    monkeypatch.setattr(rp, "run_column", spy)
+    return started
+
+
+def _one_line_error(capsys):
+    err = capsys.readouterr().err
+    assert err.startswith("skcl reproduce: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_the_parser_names_match_the_registries():
+    assert cli._SEQUENCES == sorted(rp.SEQUENCES)
+    assert cli._GROUPS == sorted(rp.GROUPS)
+    assert cli._METHOD_KEYS == [m.key for m in rp.METHODS]
+    assert cli._PRETRAINING == sorted(rp.PRETRAINING)
+    assert cli._ISIC <= set(rp.SEQUENCES) | set(rp.PRETRAINING)
+
+
+def test_help_is_fast_and_imports_nothing_heavy():
+    code = ("import sys, time; start = time.perf_counter()\n"
+            "from skcl.__main__ import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('jax', 'sklearn', 'matplotlib', 'numpy') if m in sys.modules]\n"
+            "print(heavy, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0
+    assert result.stderr.strip() == "[]"
+    assert "reproduce" in result.stdout
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "skcl", "--help"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0 and "reproduce" in result.stdout
+    assert time.perf_counter() - start < 1.5  # ~0.3 s; margin for a busy machine
+
+
+def test_version(capsys):
+    import skcl
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"skcl {skcl.__version__}\n"
+
+
+def test_quiet_and_verbose_are_mutually_exclusive(capsys, no_training):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "ci-split-iris", "--quiet", "--verbose"])
+    assert exit_.value.code == 2
+    assert "--verbose: not allowed with argument --quiet" in capsys.readouterr().err
+    assert no_training == []
+
+
+@pytest.mark.parametrize("seed", ["-1", "2.5", str(2**32)])
+def test_a_bad_seed_is_a_usage_error(capsys, no_training, seed):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "ci-split-iris", "--seed", seed])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --seed: must be an integer" in err and "Traceback" not in err
+    assert no_training == []
+
+
+def test_n_jobs_zero_is_a_usage_error(capsys, no_training):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "ci-split-iris", "--n-jobs", "0"])
+    assert exit_.value.code == 2
+    assert "argument --n-jobs: must not be 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["file", "under a file"])
+def test_an_unwritable_output_fails_before_any_work(tmp_path, capsys, no_training, kind):
+    blocker = tmp_path / "results.txt"
+    blocker.write_text("not a folder")
+    output = blocker if kind == "file" else blocker / "results"
+    start = time.perf_counter()
+    assert main(["reproduce", "ci-split-iris", "--output", str(output)]) == 2
+    assert time.perf_counter() - start < 5
+    err = _one_line_error(capsys)
+    assert f"--output {output}" in err
+    assert no_training == []
+    assert blocker.read_text() == "not a folder"
+
+
+def test_the_output_folder_is_created_before_the_run(tmp_path, no_training):
+    output = tmp_path / "new" / "results"
+    with pytest.raises(AssertionError, match="training started"):
+        main(["reproduce", "ci-split-iris", "--quiet", "--output", str(output)])
+    assert output.is_dir()
+
+
+def test_extractor_weights_in_a_npy_file_is_a_clear_error(tmp_path, capsys, no_training):
+    weights = tmp_path / "weights.npy"
+    np.save(weights, np.zeros(3))
+    out = str(tmp_path / "out")
+    assert main(["reproduce", "ci-split-mnist", "--pretrain", "fashion-mnist",
+                 "--extractor-weights", str(weights), "--output", out]) == 2
+    err = _one_line_error(capsys)
+    assert "--extractor-weights" in err and "not a .npz weights file" in err
+    assert main(["reproduce", "ci-split-mnist", "--extractor-weights",
+                 str(tmp_path / "missing.npz"), "--output", out]) == 2
+    assert "no such file" in _one_line_error(capsys)
+    assert no_training == []
+    assert not (tmp_path / "out").exists()  # nothing changed
+
+
+def test_a_missing_matplotlib_fails_before_training_for_figure2(monkeypatch, tmp_path, capsys,
+                                                                 no_training):
+    """`pip install .` has no matplotlib: Figure 2 cannot be drawn, so say so
+    at once instead of after the whole run."""
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    with pytest.raises(ImportError):
+        import matplotlib  # noqa: F401
+    out = tmp_path / "out"
+    start = time.perf_counter()
+    assert main(["reproduce", "ci-split-2d-iris", "--output", str(out)]) == 2
+    assert time.perf_counter() - start < 5
+    err = _one_line_error(capsys)
+    assert "matplotlib not installed" in err and "pip install 'skcl[plot]'" in err
+    assert main(["reproduce", "ci-split-iris", "--figure", "--output", str(out)]) == 2
+    assert "matplotlib" in _one_line_error(capsys)
+    assert no_training == []
+    assert not out.exists()
+
+
+def test_image_extras_are_checked_before_any_work(monkeypatch, tmp_path, capsys, no_training):
+    monkeypatch.setitem(sys.modules, "torchvision", None)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    out = str(tmp_path / "out")
+    assert main(["reproduce", "ci-split-mnist", "--download", "--output", out]) == 2
+    assert "torchvision not installed" in _one_line_error(capsys)
+    assert main(["reproduce", "ci-split-ham8", "--output", out]) == 2
+    err = _one_line_error(capsys)
+    assert "pillow not installed" in err and "skcl[images]" in err
+    assert no_training == []
+
+
+def test_progress_goes_through_logging(monkeypatch, tmp_path, capsys):
+    """The command shows the library's log records as its progress lines."""
+    seen = []
+
+    def fake_reproduce(sequence, model, methods, **kwargs):
+        logging.getLogger("skcl.reproduce").info("[Iris SR] Joint: progress line")
+        logging.getLogger("skcl.model_selection").debug("hidden unless --verbose")
+        seen.append(kwargs["verbose"])
+        return [], {}
+
+    monkeypatch.setattr(rp, "reproduce", fake_reproduce)
+    monkeypatch.setattr(rp, "write_results", lambda *args, **kwargs: {})
+    monkeypatch.setattr(rp, "format_table", lambda rows: "table")
+    monkeypatch.setattr(cli, "_write_accuracy_matrices", lambda rows, path: path)
+    assert main(["reproduce", "ci-split-iris", "--output", str(tmp_path)]) == 0
+    assert "[Iris SR] Joint: progress line" in capsys.readouterr().out
+    assert main(["reproduce", "ci-split-iris", "--quiet", "--output", str(tmp_path)]) == 0
+    assert "progress line" not in capsys.readouterr().out
+    assert seen == [0, 0]
+    assert not logging.getLogger("skcl").handlers  # the handler is removed afterwards
+
+
+def test_a_tqdm_bar_counts_methods_on_a_terminal(monkeypatch, tmp_path, capsys):
+    """With tqdm installed (the `progress` extra) and a terminal, the lines
+    go above a bar that advances once per finished method."""
+    import types
+
+    bars = []
+
+    class FakeTqdm:
+        def __init__(self, total, **kwargs):
+            self.total, self.n, self.lines, self.closed = total, 0, [], False
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def write(self, message, file=None):
+            self.lines.append(message)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+
+    def fake_reproduce(sequence, model, methods, **kwargs):
+        for method in methods:
+            logging.getLogger("skcl.reproduce").info(f"[Iris SR] {method.name}: done",
+                                                    extra={"skcl_method_done": True})
+        return [], {}
+
+    monkeypatch.setattr(rp, "reproduce", fake_reproduce)
+    monkeypatch.setattr(rp, "write_results", lambda *args, **kwargs: {})
+    monkeypatch.setattr(rp, "format_table", lambda rows: "table")
+    monkeypatch.setattr(cli, "_write_accuracy_matrices", lambda rows, path: path)
+    assert main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "joint", "ft",
+                 "--output", str(tmp_path)]) == 0
+    (bar,) = bars
+    assert (bar.total, bar.n, bar.closed) == (2, 2, True)
+    assert bar.lines == ["[Iris SR] Joint: done", "[Iris SR] Fine-tuning: done"]
+
+
+def test_without_matplotlib_a_table_run_still_succeeds(monkeypatch, tmp_path, capsys):
+    """`pip install . && skcl reproduce ci-split-iris` has no matplotlib: the
+    run needs none; only the optional heatmap is skipped, and it says so."""
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setattr(rp, "reproduce", lambda *args, **kwargs: ([], {}))
+    monkeypatch.setattr(rp, "format_table", lambda rows: "table")
+    assert main(["reproduce", "ci-split-iris", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no accuracy-matrix figure (pip install 'skcl[plot]')" in out
+    assert not list(tmp_path.glob("*.png"))
+    assert (tmp_path / "ci-split-iris.csv").is_file()
