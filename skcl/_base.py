@@ -8,6 +8,7 @@ and prediction. A method is its ``__init__`` plus the choice of a
 consolidation (``_make_consolidation``), the stand-in for L_{t-1}.
 """
 
+import logging
 import time
 from contextlib import contextmanager
 
@@ -27,8 +28,20 @@ from ._consolidation import FinishedTask
 from ._model import Model
 from ._networks import MLP, apply_numpy
 from ._training import minimize
+from ._validation import StrOptions, layer_sizes, positive_int, positive_real, validate_params
 
 __all__ = ["BaseSequentialClassifier", "fill_doc"]
+
+logger = logging.getLogger("skcl.estimators")
+
+# A task whose final epoch's loss exceeds this many times its loss at the
+# start has blown up, even when every number is still finite.
+_DIVERGENCE_FACTOR = 10.0
+# |θ| beyond this is an overflow in all but name: no prior admits it.
+_MAX_ABS_PARAM = 1e8
+# A loss of this many nats per sample gives the observed labels probabilities
+# of e^-1e10: the inputs or parameters are out of any workable scale.
+_MAX_LOSS_PER_SAMPLE = 1e10
 
 _COMMON_PARAMS_DOC = """
     hidden_layer_sizes : tuple of int, default=()
@@ -54,7 +67,10 @@ _COMMON_PARAMS_DOC = """
         Seeds the initialisation, the minibatch order and any sampling.
         An int gives identical results run to run.
     verbose : int, default=0
-        Print one line per task when positive.
+        Log one line per task when positive (and each epoch's loss when
+        above 1) to the ``logging`` logger ``skcl.estimators`` at INFO
+        level. When no logging is configured, a handler that writes to
+        standard error is added to the ``skcl`` logger, so the lines show.
 """
 
 
@@ -76,7 +92,25 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         θ*_t, the flat parameter vector after the last task.
     loss_curve_ : ndarray of shape (n_epochs,)
         Loss of each epoch of the last task (data term plus penalty).
+    n_iter_ : int
+        Epochs run on the last task.
+    history_ : list of dict
+        One entry per task: ``task`` (counted from 1), ``n_samples``,
+        ``loss_curve`` (the loss of each epoch), ``train_time`` and
+        ``consolidation_time`` (seconds: minimising the task's loss, and
+        folding the task into the stand-in for the previous loss).
     """
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like", positive_int],
+        "n_epochs": [positive_int],
+        "batch_size": [positive_int],
+        "learning_rate": [positive_real],
+        "prior_precision": [positive_real],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
 
     def __init__(
         self,
@@ -188,9 +222,18 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         return _likelihoods.probabilities(self.likelihood_, logits)
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        """Logarithm of :meth:`predict_proba`, finite wherever it is.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        logits = self._logits(X)
+        return _likelihoods.log_probabilities(self.likelihood_, logits)
 
     def predict(self, X):
         """Most probable class of each sample.
@@ -248,15 +291,26 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         w = self._likelihood_weights(y, sample_weight)
         train_key, fold_key = method.task_keys(key)
         start = method.start(state, self.theta_)
+        tic = time.perf_counter()
         params, losses, trace = self._minimize(model, method, state, start, X, y, w, train_key)
+        train_time = time.perf_counter() - tic
         task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
         state = method.fold(model, state, task, fold_key)
         _check_finite_state(state, self.n_tasks_seen_)
         state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
+        record = {
+            "task": self.n_tasks_seen_ + 1,
+            "n_samples": len(y),
+            "loss_curve": losses,
+            "train_time": train_time,
+            "consolidation_time": time.perf_counter() - tic - train_time,
+        }
         return {
             "theta_": np.asarray(method.point_estimate(state, params)),
             "consolidation_": state,
             "loss_curve_": losses,
+            "n_iter_": len(losses),
+            "history_": [*getattr(self, "history_", []), record],
             **self._task_attributes(method, state, key),
         }
 
@@ -265,13 +319,13 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     def _model(self):
         return Model(self.network_, self.likelihood_)
 
-    def _minimize(self, model, method, state, params, X, y, w, key):
+    def _minimize(self, model, method, state, start_params, X, y, w, key):
         """Run the jitted training loop and reject a diverged result."""
-        params, losses, trace = minimize(
+        params, losses, trace, start_loss = minimize(
             model,
             method,
             state,
-            params,
+            start_params,
             X,
             y,
             w,
@@ -280,16 +334,35 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             n_epochs=int(self.n_epochs),
             batch_size=int(self.batch_size),
         )
-        losses = np.asarray(losses)
+        losses, params = np.asarray(losses), np.asarray(params)
+        task = self.n_tasks_seen_ + 1
+        advice = ("The estimator is unchanged; try a smaller learning_rate or alpha, or "
+                  "scale the features.")
         bad = ~np.isfinite(losses)
-        if bad.any() or not np.all(np.isfinite(np.asarray(params))):
+        if bad.any() or not np.all(np.isfinite(params)):
             epoch = int(np.argmax(bad)) + 1 if bad.any() else len(losses)
             raise ValueError(
-                f"Training on task {self.n_tasks_seen_ + 1} diverged: the loss became "
-                f"non-finite (inf or NaN) in epoch {epoch}. The estimator is unchanged; "
-                "try a smaller learning_rate or alpha, or scale the features."
+                f"Training on task {task} diverged: the loss became non-finite (inf or "
+                f"NaN) in epoch {epoch}. {advice}"
             )
-        return np.asarray(params), losses, trace
+        start_loss = float(start_loss)
+        if losses[-1] > _DIVERGENCE_FACTOR * max(start_loss, 1.0):
+            raise ValueError(
+                f"Training on task {task} diverged: its last epoch's loss ({losses[-1]:.3g}) "
+                f"is far above its loss at the start ({start_loss:.3g}). {advice}"
+            )
+        if losses[-1] > _MAX_LOSS_PER_SAMPLE * len(y):
+            raise ValueError(
+                f"Training on task {task} failed: its last epoch's loss is "
+                f"{losses[-1] / len(y):.3g} per sample, far out of any workable scale. "
+                f"{advice}"
+            )
+        if np.abs(params).max() > _MAX_ABS_PARAM:
+            raise ValueError(
+                f"Training on task {task} diverged: parameters reached "
+                f"{np.abs(params).max():.3g}. {advice}"
+            )
+        return params, losses, trace
 
     @contextmanager
     def _transaction(self):
@@ -303,20 +376,10 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             raise
 
     def _check_params(self):
-        sizes = self.hidden_layer_sizes
-        sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
-        if any(int(s) != s or s < 1 for s in sizes):
-            raise ValueError(f"hidden_layer_sizes must be positive integers, got {sizes}.")
-        for name in ("n_epochs", "batch_size"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and value >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-        for name in ("learning_rate", "prior_precision", "alpha", "damping", "radius"):
-            value = getattr(self, name, 1.0)
-            if not (np.isscalar(value) and np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number, got {value!r}.")
+        """Validate every hyperparameter; return the hidden layers' sizes."""
+        validate_params(self)
         _likelihoods.check_class_weight(self.class_weight)
-        return tuple(int(s) for s in sizes)
+        return layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
         hidden = self._check_params()
@@ -343,17 +406,31 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         )
         if first:
             self._initialize(X.shape[1], hidden)
-        start = time.perf_counter()
+        elif hidden != self.network_.hidden_layer_sizes:
+            raise ValueError(
+                f"hidden_layer_sizes is {hidden} but the network learned so far has "
+                f"{self.network_.hidden_layer_sizes}; it cannot change between tasks. "
+                "Call fit, or clone the estimator, to start a new sequence."
+            )
         updates = self._learn_task(X, y, sample_weight, self._task_key())
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
         for name, value in updates.items():
             setattr(self, name, value)
         if self.verbose:
-            print(
-                f"[{type(self).__name__}] task {self.n_tasks_seen_}: {len(y)} samples, "
-                f"final epoch loss {self.loss_curve_[-1]:.4g}, "
-                f"{time.perf_counter() - start:.2f} s"
-            )
+            self._log_task()
+
+    def _log_task(self):
+        _show_skcl_logs()
+        record = self.history_[-1]
+        logger.info(
+            "[%s] task %d: %d samples, final epoch loss %.4g, %.2f s training, "
+            "%.2f s consolidating", type(self).__name__, record["task"], record["n_samples"],
+            record["loss_curve"][-1], record["train_time"], record["consolidation_time"],
+        )
+        if self.verbose > 1:
+            for epoch, loss in enumerate(record["loss_curve"], start=1):
+                logger.info("[%s] task %d, epoch %d: loss %.6g", type(self).__name__,
+                            record["task"], epoch, loss)
 
     def _initialize(self, n_features, hidden):
         n_classes = len(self.classes_)
@@ -397,6 +474,21 @@ def _to_float32(X):
             "scale the features."
         )
     return X32
+
+
+def _show_skcl_logs():
+    """Make INFO lines of the ``skcl`` loggers visible if logging is unconfigured.
+
+    ``verbose`` promises output, as scikit-learn's printing does; a program
+    that configured logging itself keeps full control.
+    """
+    root = logging.getLogger("skcl")
+    if not root.hasHandlers():
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+        if root.level == logging.NOTSET:
+            root.setLevel(logging.INFO)
 
 
 def _check_finite_state(consolidation, n_tasks_seen):

@@ -7,7 +7,8 @@ NLL to the previous loss, so its scale must grow with the data.
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import expit
+from scipy.special import log_expit, log_softmax
+from sklearn.utils.class_weight import compute_sample_weight
 
 __all__ = [
     "CATEGORICAL",
@@ -15,6 +16,7 @@ __all__ = [
     "nll",
     "log_probs",
     "probabilities",
+    "log_probabilities",
     "check_class_weight",
     "likelihood_weights",
 ]
@@ -64,20 +66,36 @@ def probabilities(likelihood, logits):
     Computed on the host in double precision so that probabilities and
     logits rank samples identically (scikit-learn checks this).
     """
+    return np.exp(log_probabilities(likelihood, logits))
+
+
+def log_probabilities(likelihood, logits):
+    """Log class probabilities in float64 NumPy, finite wherever they are.
+
+    Taken from the logits directly (log-softmax, log-sigmoid), not as the
+    log of probabilities that may have underflowed to 0.
+    """
     logits = np.asarray(logits, dtype=np.float64)
     if likelihood == BERNOULLI:
-        p = expit(logits[:, 0])  # no overflow warning for very negative logits
-        return np.stack([1.0 - p, p], axis=1)
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=1, keepdims=True)
+        z = logits[:, 0]
+        return np.stack([log_expit(-z), log_expit(z)], axis=1)
+    return log_softmax(logits, axis=1)
 
 
 def check_class_weight(class_weight):
-    """Reject a ``class_weight`` that is not None, "balanced" or a dict."""
+    """Reject a ``class_weight`` that is not None, "balanced" or a dict of
+    finite, non-negative weights (a negative weight would un-learn a class)."""
     cw = class_weight
     if not (cw is None or (isinstance(cw, str) and cw == "balanced") or isinstance(cw, dict)):
         raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}.")
+    if isinstance(cw, dict):
+        for label, weight in cw.items():
+            if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.number)) \
+                    or not np.isfinite(weight) or weight < 0:
+                raise ValueError(
+                    f"class_weight must map labels to finite, non-negative numbers; "
+                    f"got {weight!r} for label {label!r}."
+                )
 
 
 def likelihood_weights(class_weight, classes, y, sample_weight):
@@ -86,10 +104,11 @@ def likelihood_weights(class_weight, classes, y, sample_weight):
     Parameters
     ----------
     class_weight : None, "balanced" or dict
-        "balanced" weighs class i by n / (k · n_i), counted over the
-        samples given (k: the number of classes present), which is the
-        paper's m / n_i weighting (appendix C) up to a constant factor; a
-        dict maps labels to weights (missing labels weigh 1).
+        As in scikit-learn (``compute_sample_weight``): "balanced" weighs
+        class i by n / (k · n_i), counted over the samples given (k: the
+        number of classes present), which is the paper's m / n_i weighting
+        (appendix C) up to a constant factor; a dict maps labels to
+        weights (missing labels weigh 1).
     classes : ndarray of shape (n_classes,)
         The labels that ``y`` indexes.
     y : int ndarray of shape (n_samples,)
@@ -100,19 +119,13 @@ def likelihood_weights(class_weight, classes, y, sample_weight):
     -------
     ndarray of shape (n_samples,), float32
     """
-    n_classes = len(classes)
-    if class_weight is None:
-        table = np.ones(n_classes)
-    elif isinstance(class_weight, str):
-        counts = np.bincount(y, minlength=n_classes)
-        present = counts > 0
-        table = np.ones(n_classes)
-        table[present] = len(y) / (present.sum() * counts[present])
-    else:
+    if isinstance(class_weight, dict):
         unknown = set(class_weight) - set(np.asarray(classes).tolist())
         if unknown:
             raise ValueError(
                 f"class_weight has labels not in classes: {sorted(map(str, unknown))}."
             )
-        table = np.array([float(class_weight.get(c, 1.0)) for c in np.asarray(classes).tolist()])
-    return (sample_weight * table[y]).astype(np.float32)
+    if class_weight is None:
+        return np.asarray(sample_weight, np.float32)
+    weights = compute_sample_weight(class_weight, np.asarray(classes)[y])
+    return (sample_weight * weights).astype(np.float32)

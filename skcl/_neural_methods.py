@@ -1,9 +1,8 @@
 """Neural consolidation (NC; paper, section II-C)."""
 
-import numpy as np
-
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation import Neural
+from ._validation import layer_sizes, positive_int, positive_real
 
 __all__ = ["NCClassifier"]
 
@@ -84,6 +83,17 @@ class NCClassifier(BaseSequentialClassifier):
     (1000,)
     """
 
+    _parameter_constraints = {
+        **BaseSequentialClassifier._parameter_constraints,
+        "alpha": [positive_real],
+        "radius": [positive_real],
+        "consolidator_hidden_layer_sizes": ["array-like", positive_int],
+        "consolidator_n_steps": [positive_int],
+        "consolidator_learning_rate": [positive_real],
+        "consolidator_sample_size": [positive_int],
+        "consolidator_l2": [positive_real],
+    }
+
     def __init__(
         self,
         alpha=1.0,
@@ -121,33 +131,13 @@ class NCClassifier(BaseSequentialClassifier):
         self.consolidator_sample_size = consolidator_sample_size
         self.consolidator_l2 = consolidator_l2
 
-    def _check_params(self):
-        hidden = super()._check_params()
-        sizes = self.consolidator_hidden_layer_sizes
-        sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
-        if any(int(s) != s or s < 1 for s in sizes):
-            raise ValueError(
-                f"consolidator_hidden_layer_sizes must be positive integers, got {sizes}."
-            )
-        for name in ("consolidator_n_steps", "consolidator_sample_size"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and value >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-        for name in ("consolidator_learning_rate", "consolidator_l2"):
-            value = getattr(self, name)
-            if not (np.isscalar(value) and np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number, got {value!r}.")
-        return hidden
-
     def _make_consolidation(self):
-        sizes = self.consolidator_hidden_layer_sizes
-        sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
         return Neural(
             float(self.alpha),
             float(self.radius),
             float(self.consolidator_learning_rate),
             float(self.consolidator_l2),
-            tuple(int(s) for s in sizes),
+            layer_sizes(self.consolidator_hidden_layer_sizes, "consolidator_hidden_layer_sizes"),
             int(self.consolidator_n_steps),
             int(self.consolidator_sample_size),
         )

@@ -5,15 +5,24 @@ H_{t-1} = precision·I + Σ_{i<t} C_i, where C_i is the task's curvature
 measured at its solution θ*_i; they differ only in C_i.
 """
 
+from numbers import Real
+
 import numpy as np
 
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation import OnlineEWC, PathIntegral, Quadratic
+from ._consolidation.curvature import KINDS, STRUCTURES
+from ._validation import Interval, StrOptions, positive_real
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
 
 class _QuadraticClassifier(BaseSequentialClassifier):
+    _parameter_constraints = {
+        **BaseSequentialClassifier._parameter_constraints,
+        "alpha": [positive_real],
+    }
+
     def __init__(
         self,
         alpha=1.0,
@@ -110,6 +119,12 @@ class AQCClassifier(_QuadraticClassifier):
     >>> kfac.consolidation_.curvature.n_terms  # one Kronecker term per task
     3
     """
+
+    _parameter_constraints = {
+        **_QuadraticClassifier._parameter_constraints,
+        "curvature": [StrOptions(set(KINDS))],
+        "structure": [StrOptions(set(STRUCTURES))],
+    }
 
     def __init__(
         self,
@@ -259,6 +274,11 @@ class SIClassifier(_QuadraticClassifier):
     True
     """
 
+    _parameter_constraints = {
+        **_QuadraticClassifier._parameter_constraints,
+        "damping": [positive_real],
+    }
+
     def __init__(
         self,
         alpha=1.0,
@@ -339,6 +359,11 @@ class OnlineEWCClassifier(_QuadraticClassifier):
     (15,)
     """
 
+    _parameter_constraints = {
+        **_QuadraticClassifier._parameter_constraints,
+        "decay": [Interval(Real, 0, 1, closed="right")],
+    }
+
     def __init__(
         self,
         alpha=1.0,
@@ -367,8 +392,6 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         self.decay = decay
 
     def _make_consolidation(self):
-        if not (np.isscalar(self.decay) and 0 < self.decay <= 1):
-            raise ValueError(f"decay must be in (0, 1], got {self.decay!r}.")
         return OnlineEWC(float(self.alpha), decay=float(self.decay))
 
     @property

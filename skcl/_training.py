@@ -147,6 +147,10 @@ def minimize(
         Sum over each epoch's minibatches of data term + scaled penalty.
     trace : pytree or None
         The consolidation's trace after the last step.
+    start_loss : scalar
+        The whole objective (data term plus penalty) at the starting
+        parameters, for recognising a run that blew up; computed in the
+        same compiled program.
     """
     n_samples = X.shape[0]
     n_batches = n_minibatches(n_samples, batch_size)
@@ -158,11 +162,12 @@ def minimize(
         carry, losses = jax.lax.scan(step, carry, batches)
         return carry, losses.sum()
 
+    start_loss = _objective_value(model, consolidation, state, params, X, y, weights, key)
     carry0 = (params, optimiser.init(params), consolidation.init_trace(state, params))
     (params, _, trace), epoch_losses = jax.lax.scan(
         epoch, carry0, jax.random.split(key, n_epochs)
     )
-    return params, epoch_losses, trace
+    return params, epoch_losses, trace, start_loss
 
 
 @partial(jax.jit, static_argnames=("model", "n_steps", "n_batches"))
@@ -208,7 +213,8 @@ def minimize_stepwise(
     Returns
     -------
     params, epoch_losses, trace
-        As for :func:`minimize`.
+        As for :func:`minimize`; there is no ``start_loss``, whose one pass
+        over all the data at once would not fit for large image sets.
     """
     X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
     n_samples = X.shape[0]
@@ -233,3 +239,14 @@ def minimize_stepwise(
             on_epoch(epoch, float(epoch_losses[-1]))
     params, _, trace = carry
     return params, jnp.stack(epoch_losses), trace
+
+
+
+def _objective_value(model, consolidation, state, params, X, y, weights, key):
+    """The task's whole objective at ``params``: data term plus penalty.
+
+    What one epoch of :func:`minimize` adds up to when the parameters do
+    not move.
+    """
+    data = consolidation.data_term(model, params, X, y, weights, key)
+    return data + consolidation.penalty(state, params, key)

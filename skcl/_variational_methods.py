@@ -15,6 +15,7 @@ from . import _likelihoods
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
 from ._networks import apply_numpy
+from ._validation import positive_int
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
 
@@ -35,6 +36,12 @@ _PREDICT_STREAM = 7
 
 class _VariationalClassifier(BaseSequentialClassifier):
     """Shared machinery: posterior as the consolidation, MC prediction."""
+
+    _parameter_constraints = {
+        **BaseSequentialClassifier._parameter_constraints,
+        "n_train_samples": [positive_int],
+        "n_predict_samples": [positive_int],
+    }
 
     def __init__(
         self,
@@ -71,18 +78,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
     def _make_consolidation(self):
         return Variational(self._family(), int(self.n_train_samples))
 
-    def _positive_ints(self):
-        return ("n_train_samples", "n_predict_samples")
-
     # ------------------------------------------------------------ internals
-
-    def _check_params(self):
-        hidden = super()._check_params()
-        for name in self._positive_ints():
-            value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and value >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-        return hidden
 
     def _task_attributes(self, consolidation, state, key):
         """The samples of θ from q_t that ``predict_proba`` averages."""
@@ -100,14 +96,14 @@ class _VariationalClassifier(BaseSequentialClassifier):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        proba = np.zeros((X.shape[0], len(self.classes_)))
+        # log (1/S) Σ_s p_s, as a log-sum-exp of the samples' log-probabilities:
+        # finite even where every p_s underflows.
+        log_proba = np.full((X.shape[0], len(self.classes_)), -np.inf)
         for theta in self.posterior_samples_:
-            proba += _likelihoods.probabilities(
+            log_proba = np.logaddexp(log_proba, _likelihoods.log_probabilities(
                 self.likelihood_, apply_numpy(self.network_, theta, X)
-            )
-        proba /= len(self.posterior_samples_)
-        with np.errstate(divide="ignore"):
-            log_proba = np.log(np.clip(proba, np.finfo(np.float64).tiny, None))
+            ))
+        log_proba -= np.log(len(self.posterior_samples_))
         if self.likelihood_ == _likelihoods.BERNOULLI:
             return (log_proba[:, 1] - log_proba[:, 0])[:, None]
         return log_proba
@@ -248,8 +244,10 @@ class GMVCLClassifier(_VariationalClassifier):
         )
         self.n_components = n_components
 
-    def _positive_ints(self):
-        return (*super()._positive_ints(), "n_components")
+    _parameter_constraints = {
+        **_VariationalClassifier._parameter_constraints,
+        "n_components": [positive_int],
+    }
 
     def _family(self):
         return GaussianMixture(self.network_.n_params, int(self.n_components))
@@ -346,8 +344,11 @@ class GSFSVIClassifier(_VariationalClassifier):
         self.n_inducing_points = n_inducing_points
         self.inducing_bounds = inducing_bounds
 
-    def _positive_ints(self):
-        return (*super()._positive_ints(), "n_inducing_points")
+    _parameter_constraints = {
+        **_VariationalClassifier._parameter_constraints,
+        "n_inducing_points": [positive_int],
+        "inducing_bounds": ["array-like", None],
+    }
 
     def _make_consolidation(self):
         low = high = None

@@ -184,7 +184,7 @@ def test_si_path_integral_is_the_loss_decrease(wine_scaled):
     model = Model(network, "categorical")
     w = np.ones(len(y), np.float32)
     theta_start = network.init(jax.random.PRNGKey(0))
-    theta_end, _, path = minimize(
+    theta_end, _, path, _ = minimize(
         model, PathIntegral(1.0, 1.0), prior_state(network.n_params, 1.0), theta_start,
         X, y, w, jax.random.PRNGKey(1), 0.01, n_epochs=300, batch_size=len(y),
     )

@@ -13,6 +13,7 @@ from skcl import (
     EWCClassifier,
     FineTuningClassifier,
     JointClassifier,
+    GVCLClassifier,
     SIClassifier,
 )
 from skcl.metrics import final_average_accuracy
@@ -26,7 +27,7 @@ def learned_state(clf):
     """Everything the estimator has learned, as comparable values.
 
     Arrays become (dtype, shape, bytes), so equality is bit-for-bit; other
-    leaves compare by repr. (Comparing whole pickles would also compare
+    leaves compare by repr; the history's wall times are left out. (Comparing whole pickles would also compare
     how pickle happens to share equal dtype objects.)
     """
 
@@ -36,6 +37,11 @@ def learned_state(clf):
         return repr(leaf)
 
     state = {k: v for k, v in vars(clf).items() if k.endswith("_") or k.startswith("_")}
+    # Wall times are the one thing a rerun may not repeat.
+    state["history_"] = [
+        {k: v for k, v in record.items() if not k.endswith("_time")}
+        for record in state.get("history_", [])
+    ]
     leaves, treedef = jax.tree_util.tree_flatten(state)
     return str(treedef), [exact(leaf) for leaf in leaves]
 
@@ -184,3 +190,98 @@ def test_ci_split_iris_acceptance(iris):
     scores = [final_average_accuracy(c, iris.validation) for c in candidates]
     best = candidates[int(np.argmax(scores))]
     assert final_average_accuracy(best, iris.test) >= 0.6
+
+
+# ------------------------------------------- issue 13: promises kept everywhere
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(class_weight={0: -1.0}), "non-negative"),
+        (dict(class_weight={0: np.nan}), "non-negative"),
+        (dict(batch_size=True), "not a bool"),
+        (dict(n_epochs=False), "not a bool"),
+        (dict(learning_rate="fast"), "'learning_rate' parameter of AQCClassifier must be"),
+        (dict(alpha=[1.0]), "'alpha' parameter of AQCClassifier must be"),
+        (dict(prior_precision=None), "'prior_precision' parameter"),
+        (dict(hidden_layer_sizes=(4, "x")), "hidden_layer_sizes must be positive integers"),
+        (dict(curvature="fisher"), "'curvature' parameter"),
+    ],
+)
+def test_badly_typed_or_harmful_hyperparameters_get_a_clear_error(iris, params, message):
+    clf = AQCClassifier(**params)
+    with pytest.raises(ValueError, match=message):
+        clf.partial_fit(*iris.train[0], classes=iris.classes)
+    assert not hasattr(clf, "classes_")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(learning_rate=1e10), "far above its loss at the start"),
+        ("scale inputs", "per sample, far out of any workable scale"),
+    ],
+)
+def test_a_blow_up_with_a_finite_loss_is_rejected_and_changes_nothing(iris, change, message):
+    """lr = 1e10 (the loss ends 1e8 times above its start), or inputs scaled
+    by 1e30 (a loss of 1e30 per sample that never moves) used to be
+    accepted: nothing learned, no error."""
+    clf = two_tasks(AQCClassifier, iris, alpha=10.0)
+    before = learned_state(clf)
+    X, y = iris.train[2]
+    if change == "scale inputs":
+        X = X * 1e30
+    else:
+        clf.set_params(**change)
+    with pytest.raises(ValueError, match=message):
+        clf.partial_fit(X, y)
+    assert learned_state(clf) == before
+
+
+def test_hidden_layer_sizes_cannot_change_between_tasks(iris):
+    clf = two_tasks(FineTuningClassifier, iris, hidden_layer_sizes=(4,))
+    before = learned_state(clf)
+    clf.set_params(hidden_layer_sizes=(8,))
+    with pytest.raises(ValueError, match="cannot change between tasks"):
+        clf.partial_fit(*iris.train[2])
+    assert learned_state(clf) == before
+
+
+def test_predict_log_proba_is_finite_where_the_log_probability_is(iris):
+    """Far from the data the smaller probabilities underflow to 0 in float64,
+    but their logarithms are finite (about −1000 here)."""
+    X_far = np.concatenate([X for X, _ in iris.test]) * 200
+    for cls in (AQCClassifier, GVCLClassifier):
+        clf = two_tasks(cls, iris)
+        log_proba = clf.predict_log_proba(X_far)
+        assert np.all(np.isfinite(log_proba)) and log_proba.min() < -745  # exp underflows
+        np.testing.assert_allclose(np.exp(log_proba), clf.predict_proba(X_far), atol=1e-12)
+
+
+def test_history_records_every_task(iris):
+    clf = FineTuningClassifier(**IRIS_SETTINGS, random_state=0)
+    for X, y in iris.train:
+        clf.partial_fit(X, y, classes=iris.classes)
+    assert [record["task"] for record in clf.history_] == [1, 2, 3]
+    assert [record["n_samples"] for record in clf.history_] == [len(y) for _, y in iris.train]
+    for record in clf.history_:
+        assert record["loss_curve"].shape == (IRIS_SETTINGS["n_epochs"],)
+        assert record["train_time"] > 0 and record["consolidation_time"] >= 0
+        assert record["loss_curve"][-1] < record["loss_curve"][0]  # each task was learned
+    np.testing.assert_array_equal(clf.history_[-1]["loss_curve"], clf.loss_curve_)
+    assert clf.n_iter_ == IRIS_SETTINGS["n_epochs"]
+    clf.fit(*iris.train[0])  # fit forgets the sequence
+    assert len(clf.history_) == 1
+
+
+def test_verbose_logs_through_the_skcl_logger(iris, caplog):
+    clf = AQCClassifier(**IRIS_SETTINGS, random_state=0, verbose=2)
+    with caplog.at_level("INFO", logger="skcl"):
+        clf.partial_fit(*iris.train[0], classes=iris.classes)
+    records = [r for r in caplog.records if r.name == "skcl.estimators"]
+    assert "[AQCClassifier] task 1: 32 samples" in records[0].getMessage()
+    assert len(records) == 1 + IRIS_SETTINGS["n_epochs"]  # and one line per epoch at verbose=2
+    caplog.clear()
+    AQCClassifier(**IRIS_SETTINGS).partial_fit(*iris.train[0], classes=iris.classes)
+    assert not [r for r in caplog.records if r.name == "skcl.estimators"]

@@ -79,13 +79,14 @@ def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, with_tr
             jax.random.PRNGKey(1), 0.05)
     kwargs = dict(n_epochs=7, batch_size=16)  # 64 samples: 4 batches
     seen = []
-    compiled = minimize(*args, **kwargs)
+    *compiled, start_loss = minimize(*args, **kwargs)
     stepwise = minimize_stepwise(*args, **kwargs, on_epoch=lambda e, loss: seen.append((e, loss)))
     np.testing.assert_allclose(stepwise[0], compiled[0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(stepwise[1], compiled[1], rtol=1e-5)
     assert [e for e, _ in seen] == list(range(1, 8))
     np.testing.assert_allclose([loss for _, loss in seen], compiled[1], rtol=1e-5)
     assert np.abs(np.asarray(compiled[0]) - np.asarray(args[3])).max() > 0.1  # it learned
+    assert float(start_loss) > compiled[1][-1]  # the whole objective at the start, above the end
     if with_trace:
         np.testing.assert_allclose(stepwise[2], compiled[2], rtol=1e-4, atol=1e-6)
         assert np.abs(np.asarray(compiled[2])).max() > 0.1

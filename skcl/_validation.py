@@ -1,0 +1,57 @@
+"""Hyperparameters validated from one declaration per estimator.
+
+Each estimator declares ``_parameter_constraints`` in scikit-learn's
+vocabulary (``sklearn.utils._param_validation``); :func:`validate_params`
+checks them before anything is learned, with scikit-learn's messages and
+its ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_parameter_constraints,
+)
+
+__all__ = [
+    "Interval",
+    "StrOptions",
+    "positive_int",
+    "positive_real",
+    "validate_params",
+    "layer_sizes",
+]
+
+positive_int = Interval(Integral, 1, None, closed="left")
+positive_real = Interval(Real, 0, None, closed="neither")
+
+
+def validate_params(estimator):
+    """Check every hyperparameter of ``estimator`` against its declaration.
+
+    Raises
+    ------
+    sklearn.utils._param_validation.InvalidParameterError
+    """
+    params = estimator.get_params(deep=False)
+    name = type(estimator).__name__
+    for param, value in params.items():
+        numeric = any(isinstance(c, Interval) for c in estimator._parameter_constraints[param])
+        # bool is an int to Python, never a count or a rate to a user.
+        if numeric and isinstance(value, (bool, np.bool_)):
+            raise InvalidParameterError(
+                f"The {param!r} parameter of {name} must be a number, not a bool. "
+                f"Got {value!r} instead."
+            )
+    validate_parameter_constraints(estimator._parameter_constraints, params, caller_name=name)
+
+
+def layer_sizes(value, name):
+    """A tuple of positive ints from an int or a sequence of them."""
+    sizes = (value,) if np.isscalar(value) else tuple(value)
+    if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, Integral) or s < 1 for s in sizes):
+        raise InvalidParameterError(f"{name} must be positive integers, got {value!r}.")
+    return tuple(int(s) for s in sizes)
