@@ -8,6 +8,7 @@ learn the task sequence continually with one dense layer on its features.
 
 import json
 import time
+import warnings
 import zipfile
 from functools import partial
 from numbers import Integral
@@ -29,7 +30,7 @@ from sklearn.utils.validation import (
 from .. import _likelihoods
 from .._consolidation import DiagonalQuadratic, MAPObjective
 from .._training import minimize_stepwise
-from ._architectures import ARCHITECTURES, ConvNet
+from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet
 
 __all__ = ["PretrainedFeatureExtractor"]
 
@@ -54,13 +55,19 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     Parameters
     ----------
-    architecture : {"cnn4", "resnet18"}, default="cnn4"
+    architecture : {"cnn4", "gn_resnet18"}, default="cnn4"
         The paper's networks (appendix B). "cnn4": two 3×3 convolutions
         of 32 filters, each with group norm (32 groups), swish and 2×2
         average pooling, then a dense layer of 64 swish units: 64
-        features (Split MNIST). "resnet18": a convolution of 32 filters
-        and 8 residual blocks of 64 to 512 filters with group norm and
-        swish: 512 features (Split CIFAR-10, HAM).
+        features (Split MNIST). "gn_resnet18": a convolution of 32
+        filters and 8 residual blocks of 64 to 512 filters with group
+        norm and swish: 512 features (Split CIFAR-10, HAM).
+
+        .. deprecated::
+            "resnet18", the former name of "gn_resnet18", still works with
+            a FutureWarning. It never was torchvision's ResNet-18
+            (BatchNorm, ReLU, published ImageNet weights): that one is
+            :class:`BackboneFeatureExtractor`\ ``("resnet18", weights=...)``.
     image_shape : tuple of int, default=None
         (height, width) or (height, width, channels), used to read 2-D
         input of shape (n_samples, height·width·channels) as images (e.g.
@@ -113,6 +120,8 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     See Also
     --------
+    BackboneFeatureExtractor : a torchvision model with published weights,
+        or your own JAX or torch network, as the frozen extractor.
     skcl.pipeline.Pipeline : chains the extractor with a classifier and
         learns task by task with ``partial_fit``.
 
@@ -173,12 +182,14 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
         self
         """
         self._check_params()
+        architecture = self._architecture()  # warns first for a deprecated name
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
                 "pre-training is supervised."
             )
-        _check_feature_names(self, X, reset=True)
+        # Nothing is set before every check has passed (feature_names_in_
+        # included): a rejected call leaves a fitted extractor as it was.
         images = self._images(X)
         y = column_or_1d(y, warn=True)
         if len(y) != len(images):
@@ -192,7 +203,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
             self.class_weight, classes, y_index, sample_weight
         )
         images = self._checked_batch(images)  # the whole task goes to the device
-        network = ConvNet(self.architecture, images.shape[1:], len(classes))
+        network = ConvNet(architecture, images.shape[1:], len(classes))
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
         prior = DiagonalQuadratic.prior(network.n_params, self.prior_precision)
@@ -219,9 +230,10 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
             )
         if self.verbose:
             print(
-                f"[{type(self).__name__}] pre-trained {self.architecture} on "
+                f"[{type(self).__name__}] pre-trained {network.architecture} on "
                 f"{len(images)} images in {time.perf_counter() - start:.1f} s"
             )
+        _check_feature_names(self, X, reset=True)
         self._set_fitted(network, theta, classes)
         self.loss_curve_ = losses
         return self
@@ -238,7 +250,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
         Returns
         -------
-        features : ndarray of shape (n_samples, 64) for "cnn4", (n_samples, 512) for "resnet18"
+        features : ndarray of shape (n_samples, 64) for "cnn4", (n_samples, 512) for "gn_resnet18"
             float32.
         """
         check_is_fitted(self)
@@ -347,7 +359,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
         if theta.shape != (network.n_params,) or len(classes) != network.n_classes:
             raise ValueError(
                 f"{path} is corrupted: it holds {theta.size} parameters and "
-                f"{len(classes)} classes, but a {self.architecture} on "
+                f"{len(classes)} classes, but a {network.architecture} on "
                 f"{network.image_shape} images with {network.n_classes} classes has "
                 f"{network.n_params}."
             )
@@ -368,8 +380,23 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     # ------------------------------------------------------------ internals
 
+    def _architecture(self):
+        """The architecture's current name; the deprecated "resnet18" warns."""
+        if self.architecture in DEPRECATED_ARCHITECTURES:
+            new = DEPRECATED_ARCHITECTURES[self.architecture]
+            warnings.warn(
+                f"architecture={self.architecture!r} is deprecated and will be removed: it "
+                f"is the paper's GroupNorm/swish network, now named {new!r} (same network, "
+                f"same weights files). It is not torchvision's ResNet-18; for that one, with "
+                f"published weights, use BackboneFeatureExtractor('resnet18', weights=...).",
+                FutureWarning,
+                stacklevel=3,
+            )
+            return new
+        return self.architecture
+
     def _check_params(self):
-        if self.architecture not in ARCHITECTURES:
+        if self.architecture not in ARCHITECTURES and self.architecture not in DEPRECATED_ARCHITECTURES:
             raise ValueError(
                 f"architecture must be one of {sorted(ARCHITECTURES)}, got {self.architecture!r}."
             )
@@ -455,10 +482,13 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
                 f"{path} has weights format version {header.get('version')!r}; this skcl "
                 f"reads version {_WEIGHTS_VERSION}."
             )
-        if header.get("architecture") != self.architecture:
+        # Files written before the rename say "resnet18": the same network.
+        stored = DEPRECATED_ARCHITECTURES.get(header.get("architecture"), header.get("architecture"))
+        architecture = self._architecture()
+        if stored != architecture:
             raise ValueError(
-                f"{path} holds a {header.get('architecture')!r} extractor, but this one's "
-                f"architecture is {self.architecture!r}."
+                f"{path} holds a {stored!r} extractor, but this one's "
+                f"architecture is {architecture!r}."
             )
         try:
             image_shape = tuple(int(s) for s in header["image_shape"])
@@ -476,7 +506,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
                 f"{path} was trained on images of shape {image_shape}, but this "
                 f"extractor's image_shape is {wanted}."
             )
-        return ConvNet(self.architecture, image_shape, n_classes)
+        return ConvNet(architecture, image_shape, n_classes)
 
     def _print_epoch(self, epoch, loss):
         print(
