@@ -751,6 +751,7 @@ def _function_identity(function):
     if code is not None:
         parts += [code.co_code, repr(code.co_consts), code.co_names]
     closure = [cell.cell_contents for cell in (getattr(target, "__closure__", None) or ())]
+    closure += [getattr(target, "__defaults__", None), getattr(target, "__kwdefaults__", None)]
     bound = getattr(function, "__self__", None)
     for value in (closure, bound) if bound is not None else (closure,):
         try:
@@ -805,24 +806,31 @@ def _resized(height, width, size):
 def _torch_forward(model, spec, batch, device):
     """torchvision's ImageClassification transforms, then the model, in torch."""
     import torch
-    from torchvision.transforms.v2 import functional as F
-    from torchvision.transforms.v2 import InterpolationMode
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms import functional as F
 
     with torch.inference_mode():
-        x = torch.from_numpy(np.ascontiguousarray(batch)).to(device).permute(0, 3, 1, 2)
+        x = torch.from_numpy(batch).to(device).permute(0, 3, 1, 2)
         if spec["to_rgb"]:
             x = x.expand(-1, 3, -1, -1)
-        # As torchvision's transforms: resize and crop uint8 images as uint8
-        # (with its rounding), then scale to [0, 1] and normalise.
+        # The steps and functions of torchvision's ImageClassification (what
+        # weights.transforms() returns): uint8 images are resized and cropped
+        # as uint8, with its rounding, then scaled to [0, 1] and normalised.
         if spec["resize_size"] is not None:
-            size = _resized(x.shape[2], x.shape[3], spec["resize_size"])
-            x = F.resize(x, list(size), interpolation=InterpolationMode(spec["interpolation"]), antialias=True)
+            size = spec["resize_size"]
+            size = list(size) if isinstance(size, tuple) else [size]
+            x = F.resize(x, size, interpolation=InterpolationMode(spec["interpolation"]), antialias=True)
         if spec["crop_size"] is not None:
             x = F.center_crop(x, list(spec["crop_size"]))
-        x = x.float() / 255.0 if x.dtype == torch.uint8 else x.float()
+        x = F.convert_image_dtype(x, torch.float)
         if spec["mean"] is not None:
             x = F.normalize(x, list(spec["mean"]), list(spec["std"]))
-        features = model(x.contiguous())
+        # Standard NCHW strides, as a DataLoader would give: a permuted or
+        # expanded view counts as channels-last (even where torch calls it
+        # contiguous, with one channel), which picks other kernels and so
+        # changes the last bits of the features.
+        x = torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
+        features = model(x)
         return features.reshape(len(features), -1).float().cpu().numpy()
 
 

@@ -68,7 +68,8 @@ class PretrainedFeatureExtractor(
             "resnet18", the former name of "gn_resnet18", still works with
             a FutureWarning. It never was torchvision's ResNet-18
             (BatchNorm, ReLU, published ImageNet weights): that one is
-            :class:`BackboneFeatureExtractor`\ ``("resnet18", weights=...)``.
+            :class:`BackboneFeatureExtractor` with ``"resnet18"`` and
+            its ``weights``.
     image_shape : tuple of int, default=None
         (height, width) or (height, width, channels), used to read 2-D
         input of shape (n_samples, height·width·channels) as images (e.g.
