@@ -273,16 +273,16 @@ def test_jax_function_and_torch_module_in_pipeline_and_search(kind, digits):
         extractor = BackboneFeatureExtractor(projection, params=projection_params(), image_shape=(8, 8))
     else:
         extractor = BackboneFeatureExtractor(small_torch_module(pytest.importorskip("torch")), image_shape=(8, 8))
-    for extractor in [extractor.fit(X_first)]:
-        model = make_pipeline(extractor, AQCClassifier(alpha=10, **settings))
-        for X_task, y_task in data["train"]:
-            model.partial_fit(X_task, y_task, classes=range(4))
-        assert final_average_accuracy(model, data["test"]) > 0.4
-        search = SequenceGridSearch(
-            make_pipeline(extractor, AQCClassifier(**settings)), {"aqcclassifier__alpha": [1, 100]}
-        ).fit(data["train"], data["validation"], classes=range(4))
-        assert search.best_estimator_[0] is extractor  # used as it is, not refitted
-        assert final_average_accuracy(search, data["test"]) > 0.4
+    extractor.fit(X_first)
+    model = make_pipeline(extractor, AQCClassifier(alpha=10, **settings))
+    for X_task, y_task in data["train"]:
+        model.partial_fit(X_task, y_task, classes=range(4))
+    assert final_average_accuracy(model, data["test"]) > 0.4
+    search = SequenceGridSearch(
+        make_pipeline(extractor, AQCClassifier(**settings)), {"aqcclassifier__alpha": [1, 100]}
+    ).fit(data["train"], data["validation"], classes=range(4))
+    assert search.best_estimator_[0] is extractor  # used as it is, not refitted
+    assert final_average_accuracy(search, data["test"]) > 0.4
 
 
 def test_pickle_and_clone(torch, digits, tmp_path):
