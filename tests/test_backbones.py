@@ -415,8 +415,16 @@ def test_images_the_network_cannot_take(digits):
 
 def test_missing_torch_says_which_extra_to_install(monkeypatch, digits):
     X, _ = digits
-    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
-    monkeypatch.setitem(sys.modules, "torchvision", None)
+    class NoTorch:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("torch", "torchvision"):
+                raise ImportError(f"No module named {name!r}")
+
+    # `import torch` now raises ImportError. (Not sys.modules["torch"] = None:
+    # scipy looks torch up in sys.modules and fails on None.)
+    for name in ("torch", "torchvision"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NoTorch(), *sys.meta_path])
     extractor = BackboneFeatureExtractor("resnet18", image_shape=(8, 8))
     with pytest.raises(ImportError, match=r"torchvision's resnet18 runs in torch.*pip install \"skcl\[torch\]\""):
         extractor.fit(X)
