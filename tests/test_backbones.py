@@ -354,6 +354,20 @@ def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, capsys):
     assert _cache_hits(capsys) == (1, 4)
 
 
+def test_cache_keys_torch_modules_by_their_weights(torch, digits, tmp_path):
+    X, _ = digits
+    module = small_torch_module(torch)
+    make = lambda: BackboneFeatureExtractor(module, image_shape=(8, 8), memory=str(tmp_path)).fit(X[:2])  # noqa: E731
+    before = make()
+    first = before.transform(X[:10])
+    with torch.no_grad():
+        module[0].bias += 1  # your module changed after the first extractor copied it
+    after = make()
+    assert after.backbone_hash_ != before.backbone_hash_
+    assert not np.allclose(after.transform(X[:10]), first)
+    np.testing.assert_array_equal(before.transform(X[:10]), first)  # its own copy
+
+
 # ----------------------------------------------------------------------------
 # Bad input: a clear error, and nothing changed.
 

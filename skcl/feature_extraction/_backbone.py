@@ -110,7 +110,7 @@ class BackboneFeatureExtractor(
       are the input of that layer, exactly as torchvision computes it.
       The name is always torchvision's: the paper's GroupNorm network
       formerly called "resnet18" is
-      :class:`PretrainedFeatureExtractor`\\ ``("gn_resnet18")``.
+      :class:`PretrainedFeatureExtractor` with ``"gn_resnet18"``.
     * **a JAX function** ``apply(params, images) -> features`` with its
       ``params`` (any pytree), or ``apply(images)`` when ``params`` is None.
       ``images`` is a float32 array of shape (batch, H, W, C), after the
@@ -600,7 +600,12 @@ class BackboneFeatureExtractor(
         identity = (
             ("torchvision", self.backbone)
             if isinstance(self.backbone, str)
-            else ("torch", type(self.backbone).__module__, type(self.backbone).__qualname__, repr(model))
+            else (
+                "torch", type(self.backbone).__module__, type(self.backbone).__qualname__,
+                repr(model),  # the layers and their settings
+                # Your forward's code: a changed forward is another network.
+                *_function_identity(type(self.backbone).forward)[2:],
+            )
         )
         weights_hash = joblib.hash(
             {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
