@@ -35,9 +35,19 @@ network again.
 Needs torch and torchvision (``pip install "skcl[torch]"``) and the MNIST
 files in torchvision's layout in the folder named by ``SKCL_DATA_DIR``.
 The documentation's build does not run this script; on the development
-machine (two CPU cores, no weights file: random weights) it printed::
+machine (two CPU cores shared with other jobs, no weights file: random
+weights) it printed, besides the extractor's progress::
 
-    RESULTS_PLACEHOLDER
+    weights: random (weights=None); preprocessing: {'resize_size': None, 'crop_size': None, 'mean': None, 'std': None, 'interpolation': 'bilinear', 'to_rgb': True}
+    CI Split MNIST, Joint: no hyperparameter, test 85.52 % (316 s)
+    CI Split MNIST, AQC: {'clf__alpha': 100}, test 49.44 % (444 s)
+    AQC (λ = 100) after 5 tasks: test 49.44 %
+
+The first search spent most of its 316 s extracting the 15 task sets
+(1,000 or 500 images each, 11 to 35 s each); every later transform read
+them from the cache (0.00-0.03 s). With random weights, AQC keeps half of
+the 10 digits; the published weights are what the paper's argument is
+about.
 """
 
 import os
