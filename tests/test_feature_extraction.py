@@ -90,7 +90,7 @@ def _numpy_features(network, theta, images):
 
 @pytest.mark.parametrize(
     "architecture, image_shape, n_features",
-    [("cnn4", (7, 6, 2), 64), ("cnn4", (28, 28, 1), 64), ("resnet18", (5, 6, 3), 512)],
+    [("cnn4", (7, 6, 2), 64), ("cnn4", (28, 28, 1), 64), ("gn_resnet18", (5, 6, 3), 512)],
 )
 def test_features_match_a_numpy_forward_pass(architecture, image_shape, n_features):
     """Random θ (not the initialisation, so every scale and offset matters),
@@ -114,14 +114,14 @@ def test_parameter_counts_follow_the_papers_architectures():
     # head 64→26 (EMNIST Letters).
     cnn4 = (9 * 32 + 32) + (9 * 32 * 32 + 32) + 2 * 64 + (7 * 7 * 32 * 64 + 64) + (64 * 26 + 26)
     assert ConvNet("cnn4", (28, 28, 1), 26).n_params == cnn4
-    # resnet18: 17 3×3 convolutions of 32, 64×4, 128×4, 256×4, 512×4 filters,
+    # gn_resnet18: 17 3×3 convolutions of 32, 64×4, 128×4, 256×4, 512×4 filters,
     # four 1×1 shortcut convolutions where the width grows, a group norm after
     # each of the 21 convolutions, and the head 512→100 (CIFAR-100).
     widths = [3, 32, 64, 64, 64, 64, 128, 128, 128, 128, 256, 256, 256, 256, 512, 512, 512, 512]
     convs = sum(9 * a * b + b for a, b in zip(widths[:-1], widths[1:]))
     shortcuts = sum(a * b + b for a, b in [(32, 64), (64, 128), (128, 256), (256, 512)])
     norms = 2 * (sum(widths[1:]) + 64 + 128 + 256 + 512)
-    assert ConvNet("resnet18", (32, 32, 3), 100).n_params == convs + shortcuts + norms + 512 * 100 + 100
+    assert ConvNet("gn_resnet18", (32, 32, 3), 100).n_params == convs + shortcuts + norms + 512 * 100 + 100
 
 
 def test_initialisation_is_lecun_normal_with_zero_biases():
@@ -367,10 +367,50 @@ def test_bad_weights_files_fail_clearly_and_change_nothing(tmp_path, digits, sma
         with pytest.raises(ValueError, match=message):
             small_extractor.load_weights(path)
         np.testing.assert_array_equal(small_extractor.transform(X[:20]), before)
-    with pytest.raises(ValueError, match="holds a 'cnn4' extractor, but this one's architecture is 'resnet18'"):
-        PretrainedFeatureExtractor("resnet18").load_weights(good)
+    with pytest.raises(ValueError, match="holds a 'cnn4' extractor, but this one's architecture is 'gn_resnet18'"):
+        PretrainedFeatureExtractor("gn_resnet18").load_weights(good)
     with pytest.raises(ValueError, match=r"trained on images of shape \(8, 8, 1\)"):
         PretrainedFeatureExtractor(image_shape=(28, 28)).load_weights(good)
+
+
+def test_the_old_name_resnet18_still_works_with_a_warning(tmp_path):
+    """"resnet18" was the paper's GroupNorm network; it is "gn_resnet18" now,
+    and weights files written under the old name still load."""
+    import json
+
+    network = ConvNet("gn_resnet18", (4, 4, 3), 2)
+    header = {"format": "skcl.PretrainedFeatureExtractor", "version": 1, "architecture": "resnet18",
+              "image_shape": [4, 4, 3], "n_classes": 2, "n_params": network.n_params}
+    old_file = tmp_path / "old.npz"
+    np.savez(old_file, header=np.array(json.dumps(header)),
+             theta=np.zeros(network.n_params, np.float32), classes=np.arange(2))
+    with pytest.warns(FutureWarning, match="now named 'gn_resnet18'.*not torchvision's ResNet-18"):
+        old = PretrainedFeatureExtractor("resnet18").load_weights(old_file)
+    new = PretrainedFeatureExtractor("gn_resnet18").load_weights(old_file)
+    assert old.network_ == new.network_ and new.network_.architecture == "gn_resnet18"
+    np.testing.assert_array_equal(old.theta_, new.theta_)
+    with pytest.warns(FutureWarning, match="now named 'gn_resnet18'"):
+        with pytest.raises(ValueError, match="requires y"):
+            PretrainedFeatureExtractor("resnet18").fit(np.zeros((2, 4, 4, 3)), None)
+
+
+def test_a_rejected_fit_changes_nothing(digits):
+    """Issue 13: fit used to set (or drop) feature_names_in_ before it
+    checked the rest of its input, so a rejected call changed a fitted
+    extractor."""
+    pd = pytest.importorskip("pandas")
+    X, y = digits
+    frame = pd.DataFrame(X[:40], columns=[f"px{i}" for i in range(64)])
+    extractor = PretrainedFeatureExtractor(image_shape=(8, 8), n_epochs=1, random_state=0)
+    extractor.fit(frame, y[:40])
+    before = {k: v for k, v in vars(extractor).items() if k.endswith("_")}
+    for bad_X, bad_y in [(X[:40], y[:39]), (X[:40], np.full(40, np.nan)), (X[:40, :60], y[:40])]:
+        with pytest.raises(ValueError):
+            extractor.fit(bad_X, bad_y)
+        after = {k: v for k, v in vars(extractor).items() if k.endswith("_")}
+        assert after.keys() == before.keys()
+        assert all(after[k] is before[k] for k in before)
+        np.testing.assert_array_equal(extractor.feature_names_in_, frame.columns)
 
 
 def test_pickle_round_trip(digits, small_extractor):

@@ -157,7 +157,7 @@ def document_variables(app, what, name, obj, options, lines):
 # Scripts shown in the gallery but not executed while it builds: they need
 # the real image files and minutes to an hour of CPU (pre-training a CNN).
 # Their code is on the page; the numbers they print are in the user guide.
-NOT_EXECUTED = ("split_mnist_pipeline.py",)
+NOT_EXECUTED = ("split_mnist_pipeline.py", "split_mnist_torchvision.py")
 
 
 def gallery_filename_pattern(not_executed=NOT_EXECUTED):

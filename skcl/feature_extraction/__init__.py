@@ -5,8 +5,12 @@ learns image task sequences with one dense layer on the features of a CNN
 pre-trained on a similar task and then frozen (section IV).
 :class:`PretrainedFeatureExtractor` is that CNN as a scikit-learn
 transformer; chain it with a classifier in :class:`skcl.pipeline.Pipeline`.
+:class:`BackboneFeatureExtractor` runs a published backbone (any torchvision
+model with its weights) or your own JAX or torch network instead, frozen,
+with its features cached on disk.
 """
 
+from ._backbone import BackboneFeatureExtractor
 from ._extractor import PretrainedFeatureExtractor
 
-__all__ = ["PretrainedFeatureExtractor"]
+__all__ = ["BackboneFeatureExtractor", "PretrainedFeatureExtractor"]

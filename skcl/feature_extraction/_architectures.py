@@ -8,7 +8,9 @@ and, on top of it, the dense classification head used for pre-training:
 * ``"cnn4"`` (Split MNIST): two 3×3 convolutions of 32 filters, each
   followed by group normalisation (32 groups), swish and 2×2 average
   pooling; then a dense layer of 64 swish units, the 64 features.
-* ``"resnet18"`` (Split CIFAR-10, HAM): a 3×3 convolution of 32 filters
+* ``"gn_resnet18"`` (Split CIFAR-10, HAM; formerly ``"resnet18"``,
+  renamed so that no one takes it for torchvision's BatchNorm/ReLU
+  ResNet-18): a 3×3 convolution of 32 filters
   with group norm and swish, then 8 residual blocks of two 3×3
   convolutions (64, 64, 128, 128, 256, 256, 512, 512 filters) with group
   norm and swish, 2×2 average pooling after every two blocks but the last
@@ -33,7 +35,7 @@ from math import prod
 import jax
 import jax.numpy as jnp
 
-__all__ = ["ARCHITECTURES", "ConvNet"]
+__all__ = ["ARCHITECTURES", "DEPRECATED_ARCHITECTURES", "ConvNet"]
 
 N_GROUPS = 32
 """Groups of every group normalisation (the paper: 32)."""
@@ -42,8 +44,12 @@ _GROUP_NORM_EPSILON = 1e-6
 
 _RESNET_BLOCK_WIDTHS = (64, 64, 128, 128, 256, 256, 512, 512)
 
-ARCHITECTURES = {"cnn4": 64, "resnet18": 512}
+ARCHITECTURES = {"cnn4": 64, "gn_resnet18": 512}
 """Architecture name → number of features it extracts."""
+
+DEPRECATED_ARCHITECTURES = {"resnet18": "gn_resnet18"}
+"""Old name → new name. "resnet18" was the paper's GroupNorm/swish network,
+which torchvision's ResNet-18 (BatchNorm/ReLU, published weights) is not."""
 
 
 def _pooled(size):
@@ -93,7 +99,7 @@ def _resnet18_layout(height, width, channels):
     return tuple(layers)
 
 
-_LAYOUTS = {"cnn4": _cnn4_layout, "resnet18": _resnet18_layout}
+_LAYOUTS = {"cnn4": _cnn4_layout, "gn_resnet18": _resnet18_layout}
 
 
 def _convolve(x, layer):
@@ -151,7 +157,7 @@ def _resnet18_features(params, x):
     return x.mean(axis=(1, 2))
 
 
-_FEATURES = {"cnn4": _cnn4_features, "resnet18": _resnet18_features}
+_FEATURES = {"cnn4": _cnn4_features, "gn_resnet18": _resnet18_features}
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,7 @@ class ConvNet:
 
     Parameters
     ----------
-    architecture : {"cnn4", "resnet18"}
+    architecture : {"cnn4", "gn_resnet18"}
     image_shape : tuple of int
         (height, width, channels) of the input images.
     n_classes : int

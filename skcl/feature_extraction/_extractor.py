@@ -8,20 +8,19 @@ learn the task sequence continually with one dense layer on its features.
 
 import json
 import time
+import warnings
 import zipfile
 from functools import partial
 from numbers import Integral
 
 import jax
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_sample_weight,
-    check_array,
     check_is_fitted,
     column_or_1d,
 )
@@ -30,7 +29,8 @@ from .. import _likelihoods
 from .._consolidation import Prior, prior_state
 from .._model import Model
 from .._training import minimize_stepwise
-from ._architectures import ARCHITECTURES, ConvNet
+from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet
+from ._inputs import ImageInputMixin
 
 __all__ = ["PretrainedFeatureExtractor"]
 
@@ -38,7 +38,9 @@ _WEIGHTS_FORMAT = "skcl.PretrainedFeatureExtractor"
 _WEIGHTS_VERSION = 1
 
 
-class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class PretrainedFeatureExtractor(
+    ImageInputMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """A CNN pre-trained on a similar task, used frozen as a feature extractor.
 
     ``fit(X, y)`` pre-trains the CNN with a dense classification head on a
@@ -55,13 +57,20 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     Parameters
     ----------
-    architecture : {"cnn4", "resnet18"}, default="cnn4"
+    architecture : {"cnn4", "gn_resnet18"}, default="cnn4"
         The paper's networks (appendix B). "cnn4": two 3×3 convolutions
         of 32 filters, each with group norm (32 groups), swish and 2×2
         average pooling, then a dense layer of 64 swish units: 64
-        features (Split MNIST). "resnet18": a convolution of 32 filters
-        and 8 residual blocks of 64 to 512 filters with group norm and
-        swish: 512 features (Split CIFAR-10, HAM).
+        features (Split MNIST). "gn_resnet18": a convolution of 32
+        filters and 8 residual blocks of 64 to 512 filters with group
+        norm and swish: 512 features (Split CIFAR-10, HAM).
+
+        .. deprecated::
+            "resnet18", the former name of "gn_resnet18", still works with
+            a FutureWarning. It never was torchvision's ResNet-18
+            (BatchNorm, ReLU, published ImageNet weights): that one is
+            :class:`BackboneFeatureExtractor` with ``"resnet18"`` and
+            its ``weights``.
     image_shape : tuple of int, default=None
         (height, width) or (height, width, channels), used to read 2-D
         input of shape (n_samples, height·width·channels) as images (e.g.
@@ -114,6 +123,8 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     See Also
     --------
+    BackboneFeatureExtractor : a torchvision model with published weights,
+        or your own JAX or torch network, as the frozen extractor.
     skcl.pipeline.Pipeline : chains the extractor with a classifier and
         learns task by task with ``partial_fit``.
 
@@ -174,12 +185,14 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
         self
         """
         self._check_params()
+        architecture = self._architecture()  # warns first for a deprecated name
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: "
                 "pre-training is supervised."
             )
-        _check_feature_names(self, X, reset=True)
+        # Nothing is set before every check has passed (feature_names_in_
+        # included): a rejected call leaves a fitted extractor as it was.
         images = self._images(X)
         y = column_or_1d(y, warn=True)
         if len(y) != len(images):
@@ -193,7 +206,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
             self.class_weight, classes, y_index, sample_weight
         )
         images = self._checked_batch(images)  # the whole task goes to the device
-        network = ConvNet(self.architecture, images.shape[1:], len(classes))
+        network = ConvNet(architecture, images.shape[1:], len(classes))
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
         start = time.perf_counter()
@@ -220,9 +233,10 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
             )
         if self.verbose:
             print(
-                f"[{type(self).__name__}] pre-trained {self.architecture} on "
+                f"[{type(self).__name__}] pre-trained {network.architecture} on "
                 f"{len(images)} images in {time.perf_counter() - start:.1f} s"
             )
+        _check_feature_names(self, X, reset=True)
         self._set_fitted(network, theta, classes)
         self.loss_curve_ = losses
         return self
@@ -239,7 +253,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
         Returns
         -------
-        features : ndarray of shape (n_samples, 64) for "cnn4", (n_samples, 512) for "resnet18"
+        features : ndarray of shape (n_samples, 64) for "cnn4", (n_samples, 512) for "gn_resnet18"
             float32.
         """
         check_is_fitted(self)
@@ -348,7 +362,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
         if theta.shape != (network.n_params,) or len(classes) != network.n_classes:
             raise ValueError(
                 f"{path} is corrupted: it holds {theta.size} parameters and "
-                f"{len(classes)} classes, but a {self.architecture} on "
+                f"{len(classes)} classes, but a {network.architecture} on "
                 f"{network.image_shape} images with {network.n_classes} classes has "
                 f"{network.n_params}."
             )
@@ -369,8 +383,23 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     # ------------------------------------------------------------ internals
 
+    def _architecture(self):
+        """The architecture's current name; the deprecated "resnet18" warns."""
+        if self.architecture in DEPRECATED_ARCHITECTURES:
+            new = DEPRECATED_ARCHITECTURES[self.architecture]
+            warnings.warn(
+                f"architecture={self.architecture!r} is deprecated and will be removed: it "
+                f"is the paper's GroupNorm/swish network, now named {new!r} (same network, "
+                f"same weights files). It is not torchvision's ResNet-18; for that one, with "
+                f"published weights, use BackboneFeatureExtractor('resnet18', weights=...).",
+                FutureWarning,
+                stacklevel=3,
+            )
+            return new
+        return self.architecture
+
     def _check_params(self):
-        if self.architecture not in ARCHITECTURES:
+        if self.architecture not in ARCHITECTURES and self.architecture not in DEPRECATED_ARCHITECTURES:
             raise ValueError(
                 f"architecture must be one of {sorted(ARCHITECTURES)}, got {self.architecture!r}."
             )
@@ -385,68 +414,6 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
         _likelihoods.check_class_weight(self.class_weight)
         self._declared_image_shape()
 
-    def _declared_image_shape(self):
-        """``image_shape`` as (H, W, C), or None."""
-        shape = self.image_shape
-        if shape is None:
-            return None
-        try:
-            shape = tuple(int(s) for s in shape)
-        except (TypeError, ValueError):
-            shape = ()
-        if len(shape) not in (2, 3) or min(shape) < 1:
-            raise ValueError(
-                f"image_shape must be (height, width) or (height, width, channels) of "
-                f"positive integers, got {self.image_shape!r}."
-            )
-        return shape if len(shape) == 3 else (*shape, 1)
-
-    def _images(self, X, *, fitted_shape=None):
-        """``X`` as an (n, H, W, C) array, without copying a NumPy array.
-
-        Values are checked batch by batch later (:meth:`_checked_batch`),
-        so that a large uint8 array or memory map is never converted whole.
-        ``fitted_shape``: the image shape the images must have (after fit).
-        """
-        if sp.issparse(X) or not hasattr(X, "dtype") or hasattr(X, "iloc"):
-            # Lists, DataFrames and sparse input (which it rejects) go
-            # through check_array; NumPy arrays are used as they are.
-            X = check_array(X, allow_nd=True, dtype=None, ensure_all_finite=False)
-        if X.ndim < 2 or X.ndim > 4:
-            raise ValueError(
-                f"Expected images of shape (n, H, W) or (n, H, W, C), or a 2D array of "
-                f"flattened images; got an array of shape {X.shape}. Reshape your data either using "
-                "array.reshape(-1, 1) if your data has a single feature or "
-                "array.reshape(1, -1) if it contains a single sample."
-            )
-        if len(X) == 0:
-            raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
-        if X.ndim == 3:
-            X = X[..., None]
-        declared = self._declared_image_shape()
-        if X.ndim == 2:
-            # Flattened rows: as fitted, else as declared, else one-row images.
-            shape = fitted_shape or declared or (1, X.shape[1], 1)
-            if np.prod(shape) == X.shape[1]:
-                X = X.reshape(len(X), *shape)
-        shape = tuple(int(s) for s in X.shape[1:])
-        expected = fitted_shape or declared
-        if expected is not None and shape != expected:
-            n_features, n_expected = int(np.prod(shape)), int(np.prod(expected))
-            raise ValueError(
-                f"X has {n_features} features, but {type(self).__name__} is expecting "
-                f"{n_expected} features as input: images of shape {expected} "
-                f"(height, width, channels), got {shape}."
-            )
-        return X
-
-    @staticmethod
-    def _checked_batch(images):
-        """A batch of images as uint8 or float32, rejecting NaN and inf."""
-        dtype = np.uint8 if images.dtype == np.uint8 else np.float32
-        flat = check_array(images.reshape(len(images), -1), dtype=dtype)
-        return flat.reshape(images.shape)
-
     def _network_from_header(self, header, path):
         """The ConvNet a weights file's header describes, if it fits this extractor."""
         if not isinstance(header, dict) or header.get("format") != _WEIGHTS_FORMAT:
@@ -456,10 +423,13 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
                 f"{path} has weights format version {header.get('version')!r}; this skcl "
                 f"reads version {_WEIGHTS_VERSION}."
             )
-        if header.get("architecture") != self.architecture:
+        # Files written before the rename say "resnet18": the same network.
+        stored = DEPRECATED_ARCHITECTURES.get(header.get("architecture"), header.get("architecture"))
+        architecture = self._architecture()
+        if stored != architecture:
             raise ValueError(
-                f"{path} holds a {header.get('architecture')!r} extractor, but this one's "
-                f"architecture is {self.architecture!r}."
+                f"{path} holds a {stored!r} extractor, but this one's "
+                f"architecture is {architecture!r}."
             )
         try:
             image_shape = tuple(int(s) for s in header["image_shape"])
@@ -477,7 +447,7 @@ class PretrainedFeatureExtractor(ClassNamePrefixFeaturesOutMixin, TransformerMix
                 f"{path} was trained on images of shape {image_shape}, but this "
                 f"extractor's image_shape is {wanted}."
             )
-        return ConvNet(self.architecture, image_shape, n_classes)
+        return ConvNet(architecture, image_shape, n_classes)
 
     def _print_epoch(self, epoch, loss):
         print(
