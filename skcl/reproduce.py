@@ -192,7 +192,7 @@ class Pretraining:
     loader : callable
         ``loader(root, download=...)`` → Bunch with ``train`` and
         ``validation`` (X, y) pairs (and ``class_weight`` for BCN-12).
-    architecture : {"cnn4", "resnet18"}
+    architecture : {"cnn4", "gn_resnet18"}
     learning_rate : float
     n_epochs, batch_size : int
         The paper: 20 epochs of minibatches of 64.
@@ -220,8 +220,8 @@ PRETRAINING = {
         Pretraining("emnist-letters", "EMNIST Letters", datasets.load_emnist_letters, "cnn4", 0.01),
         Pretraining("fashion-mnist", "Fashion-MNIST", datasets.load_fashion_mnist, "cnn4", 0.01),
         Pretraining("mnist", "MNIST", datasets.load_mnist, "cnn4", 0.01),
-        Pretraining("cifar-100", "CIFAR-100", datasets.load_cifar100, "resnet18", 0.001),
-        Pretraining("bcn-12", "BCN-12", datasets.load_bcn12, "resnet18", 0.0001),
+        Pretraining("cifar-100", "CIFAR-100", datasets.load_cifar100, "gn_resnet18", 0.001),
+        Pretraining("bcn-12", "BCN-12", datasets.load_bcn12, "gn_resnet18", 0.0001),
     ]
 }
 """Pre-training tasks by command-line name."""
