@@ -352,7 +352,11 @@ def test_bad_weights_files_fail_clearly_and_change_nothing(tmp_path, digits, sma
     truncated.write_bytes(good.read_bytes()[:400])
     not_ours = tmp_path / "other.npz"
     np.savez(not_ours, weights=np.zeros(3))
+    plain_array = tmp_path / "weights.npy"  # used to raise TypeError
+    np.save(plain_array, small_extractor.theta_)
     cases = [
+        (plain_array, "not a readable skcl weights file.*not named arrays"),
+        (_rewrite(good, tmp_path / "c.npz", classes=np.array(3)), r"classes have shape \(\)"),
         (truncated, "not a readable skcl weights file"),
         (tmp_path / "missing.npz", "not a readable skcl weights file"),
         (not_ours, "not a readable skcl weights file"),

@@ -349,10 +349,15 @@ class PretrainedFeatureExtractor(
         """
         self._check_params()
         try:
-            with np.load(path, allow_pickle=False) as stored:
+            stored = np.load(path, allow_pickle=False)
+            if not isinstance(stored, np.lib.npyio.NpzFile):  # a plain .npy array
+                raise ValueError(f"it holds one {type(stored).__name__}, not named arrays")
+            with stored:
                 header = json.loads(str(stored["header"]))
                 theta = np.asarray(stored["theta"], np.float32)
                 classes = np.asarray(stored["classes"])
+            if classes.ndim != 1:
+                raise ValueError(f"its classes have shape {classes.shape}, not (n_classes,)")
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
             raise ValueError(
                 f"{path} is not a readable skcl weights file ({type(error).__name__}: "
