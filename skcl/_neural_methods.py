@@ -112,6 +112,7 @@ class NCClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -122,6 +123,7 @@ class NCClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.alpha = alpha
         self.radius = radius

@@ -35,6 +35,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -45,6 +46,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.alpha = alpha
 
@@ -140,6 +142,7 @@ class AQCClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             alpha=alpha,
@@ -151,6 +154,7 @@ class AQCClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.curvature = curvature
         self.structure = structure
@@ -292,6 +296,7 @@ class SIClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             alpha=alpha,
@@ -303,6 +308,7 @@ class SIClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.damping = damping
 
@@ -377,6 +383,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             alpha=alpha,
@@ -388,6 +395,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.decay = decay
 

@@ -28,7 +28,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-__all__ = ["minimize", "minimize_stepwise", "n_minibatches", "minibatch_indices"]
+__all__ = [
+    "minimize",
+    "minimize_epochwise",
+    "minimize_stepwise",
+    "n_minibatches",
+    "minibatch_indices",
+]
 
 
 def n_minibatches(n_samples, batch_size):
@@ -178,6 +184,73 @@ def _jitted_step(model, consolidation, state, X, y, weights, learning_rate, carr
 
 
 _jitted_epoch_batches = jax.jit(_epoch_batches, static_argnames=("n_samples", "batch_size"))
+
+
+@partial(jax.jit, static_argnames=("model", "n_steps", "batch_size"))
+def _jitted_epoch(model, consolidation, state, X, y, weights, learning_rate, carry, epoch_key,
+                  *, n_steps, batch_size):
+    n_samples = X.shape[0]
+    optimiser = _optimiser(n_steps, learning_rate)
+    step = partial(_step, model, consolidation, state, X, y, weights, optimiser,
+                   n_minibatches(n_samples, batch_size))
+    carry, losses = jax.lax.scan(step, carry, _epoch_batches(epoch_key, n_samples, batch_size))
+    return carry, losses.sum()
+
+
+_jitted_objective_value = jax.jit(lambda *args, model: _objective_value(model, *args),
+                                  static_argnames=("model",))
+
+
+def minimize_epochwise(
+    model,
+    consolidation,
+    state,
+    params,
+    X,
+    y,
+    weights,
+    key,
+    learning_rate,
+    *,
+    n_epochs,
+    batch_size,
+    on_epoch,
+):
+    """:func:`minimize`, one jitted epoch at a time, with a callback after each.
+
+    The same steps, minibatches, keys and schedule as :func:`minimize` (up
+    to floating-point rounding, as XLA compiles an epoch alone), for a
+    caller that watches the epochs or stops early.
+
+    Parameters
+    ----------
+    model, consolidation, state, params, X, y, weights, key, learning_rate, n_epochs, batch_size
+        As for :func:`minimize`.
+    on_epoch : callable
+        Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
+        1); a true return value stops the training there.
+
+    Returns
+    -------
+    params, epoch_losses, trace, start_loss
+        As for :func:`minimize`; ``epoch_losses`` has one entry per epoch
+        run.
+    """
+    X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
+    n_steps = n_epochs * n_minibatches(X.shape[0], batch_size)
+    start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
+                                         model=model)
+    carry = (params, _optimiser(n_steps, learning_rate).init(params),
+             consolidation.init_trace(state, params))
+    epoch_losses = []
+    for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
+        carry, loss = _jitted_epoch(model, consolidation, state, X, y, weights, learning_rate,
+                                    carry, epoch_key, n_steps=n_steps, batch_size=batch_size)
+        epoch_losses.append(loss)
+        if on_epoch(epoch, float(loss)):
+            break
+    params, _, trace = carry
+    return params, jnp.stack(epoch_losses), trace, start_loss
 
 
 def minimize_stepwise(

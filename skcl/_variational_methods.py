@@ -56,6 +56,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -66,6 +67,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.n_train_samples = n_train_samples
         self.n_predict_samples = n_predict_samples
@@ -229,6 +231,7 @@ class GMVCLClassifier(_VariationalClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             n_train_samples=n_train_samples,
@@ -241,6 +244,7 @@ class GMVCLClassifier(_VariationalClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.n_components = n_components
 
@@ -328,6 +332,7 @@ class GSFSVIClassifier(_VariationalClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        callback=None,
     ):
         super().__init__(
             n_train_samples=n_train_samples,
@@ -340,6 +345,7 @@ class GSFSVIClassifier(_VariationalClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            callback=callback,
         )
         self.n_inducing_points = n_inducing_points
         self.inducing_bounds = inducing_bounds

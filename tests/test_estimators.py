@@ -285,3 +285,33 @@ def test_verbose_logs_through_the_skcl_logger(iris, caplog):
     caplog.clear()
     AQCClassifier(**IRIS_SETTINGS).partial_fit(*iris.train[0], classes=iris.classes)
     assert not [r for r in caplog.records if r.name == "skcl.estimators"]
+
+
+def test_a_callback_sees_every_epoch_and_task_and_can_stop_early(iris):
+    events = []
+
+    def watch(info):
+        events.append((info["event"], info["task"], info.get("epoch"), info.get("loss")))
+        return info["event"] == "epoch" and info["task"] == 2 and info["epoch"] == 7
+
+    settings = dict(IRIS_SETTINGS, n_epochs=10)
+    watched = AQCClassifier(alpha=10.0, **settings, random_state=0, callback=watch)
+    plain = AQCClassifier(alpha=10.0, **settings, random_state=0)
+    for clf in (watched, plain):
+        clf.partial_fit(*iris.train[0], classes=iris.classes)
+    # Epoch by epoch, the same steps as the whole compiled task.
+    np.testing.assert_allclose(watched.theta_, plain.theta_, rtol=1e-5, atol=1e-6)
+    assert [e[:3] for e in events] == [("epoch", 1, k) for k in range(1, 11)] + [("task", 1, None)]
+    np.testing.assert_allclose([e[3] for e in events[:10]], plain.loss_curve_, rtol=1e-5)
+    watched.partial_fit(*iris.train[1])
+    assert watched.n_iter_ == 7 and watched.history_[-1]["loss_curve"].shape == (7,)
+    assert events[-1][:2] == ("task", 2) and watched.n_tasks_seen_ == 2
+
+    def fail(info):
+        raise RuntimeError("tracker offline")
+
+    before = learned_state(watched)
+    watched.set_params(callback=fail)
+    with pytest.raises(RuntimeError, match="tracker offline"):
+        watched.partial_fit(*iris.train[2])
+    assert learned_state(watched) == before
