@@ -25,6 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from . import _likelihoods
 from ._consolidation import FinishedTask
+from ._logging import show_skcl_logs
 from ._model import Model
 from ._networks import MLP, apply_numpy
 from ._training import minimize, minimize_epochwise
@@ -438,7 +439,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             self.callback({"event": "task", "estimator": self, **self.history_[-1]})
 
     def _log_task(self):
-        _show_skcl_logs()
+        show_skcl_logs()
         record = self.history_[-1]
         logger.info(
             "[%s] task %d: %d samples, final epoch loss %.4g, %.2f s training, "
@@ -492,21 +493,6 @@ def _to_float32(X):
             "scale the features."
         )
     return X32
-
-
-def _show_skcl_logs():
-    """Make INFO lines of the ``skcl`` loggers visible if logging is unconfigured.
-
-    ``verbose`` promises output, as scikit-learn's printing does; a program
-    that configured logging itself keeps full control.
-    """
-    root = logging.getLogger("skcl")
-    if not root.hasHandlers():
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        root.addHandler(handler)
-        if root.level == logging.NOTSET:
-            root.setLevel(logging.INFO)
 
 
 def _check_finite_state(consolidation, n_tasks_seen):

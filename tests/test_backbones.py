@@ -301,12 +301,14 @@ def test_pickle_and_clone(torch, digits, tmp_path):
 # The cache.
 
 
-def _cache_hits(capsys):
-    out = capsys.readouterr().out
+def _cache_hits(caplog):
+    out = caplog.text
+    caplog.clear()
     return out.count("read from the cache"), out.count("extracted and cached")
 
 
-def test_cache_serves_the_same_images_again_and_nothing_else(torch, tmp_path, capsys):
+def test_cache_serves_the_same_images_again_and_nothing_else(torch, tmp_path, caplog):
+    caplog.set_level("INFO", logger="skcl")
     import torchvision
 
     # Small images keep the seven forward passes fast (MobileNet, with its
@@ -322,7 +324,7 @@ def test_cache_serves_the_same_images_again_and_nothing_else(torch, tmp_path, ca
     first = make().fit(images).transform(images)
     again = make().fit(images).transform(images)  # a rerun: another extractor
     np.testing.assert_array_equal(again, first)
-    assert _cache_hits(capsys) == (1, 1)
+    assert _cache_hits(caplog) == (1, 1)
     # Other data: one pixel changed, or the same values as floats.
     changed = images.copy()
     changed[2, 5, 5, 1] ^= 1
@@ -331,7 +333,7 @@ def test_cache_serves_the_same_images_again_and_nothing_else(torch, tmp_path, ca
     assert not np.array_equal(different[2], first[2])
     np.testing.assert_array_equal(different, make(memory=None).fit(images).transform(changed))
     extractor.transform(images / 255.0)
-    assert _cache_hits(capsys) == (0, 2)
+    assert _cache_hits(caplog) == (0, 2)
     # Other weights in the same file: never the old features.
     torch.manual_seed(1)
     torch.save(torchvision.models.resnet18(weights=None).state_dict(), path)
@@ -340,10 +342,11 @@ def test_cache_serves_the_same_images_again_and_nothing_else(torch, tmp_path, ca
     np.testing.assert_array_equal(new_weights, make(memory=None).fit(images).transform(images))
     # Other preprocessing, another model.
     make(preprocess={"mean": (0.5,) * 3, "std": (0.5,) * 3}).fit(images).transform(images)
-    assert _cache_hits(capsys) == (0, 2)
+    assert _cache_hits(caplog) == (0, 2)
 
 
-def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, capsys):
+def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, caplog):
+    caplog.set_level("INFO", logger="skcl")
     X, _ = digits
     memory = str(tmp_path)
     make = lambda f, p: BackboneFeatureExtractor(f, params=p, image_shape=(8, 8), memory=memory, verbose=1)  # noqa: E731
@@ -353,7 +356,7 @@ def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, capsys):
     assert not np.allclose(other_params, base)
     for scale in (2.0, 3.0):  # closures over other values are other functions
         make(lambda p, x, s=scale: s * projection(p, x), projection_params()).fit(X).transform(X)
-    assert _cache_hits(capsys) == (1, 4)
+    assert _cache_hits(caplog) == (1, 4)
 
 
 def test_cache_keys_torch_modules_by_their_weights(torch, digits, tmp_path):

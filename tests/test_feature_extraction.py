@@ -288,13 +288,14 @@ def test_transform_reads_one_batch_at_a_time(small_extractor):
     assert peak < features.nbytes + whole_float32_copy / 4, peak
 
 
-def test_verbose_reports_epochs_and_transform_progress(digits, capsys):
+def test_verbose_reports_epochs_and_transform_progress(digits, caplog):
+    caplog.set_level("INFO", logger="skcl")
     X, y = digits
     extractor = PretrainedFeatureExtractor(
         image_shape=(8, 8), n_epochs=2, transform_batch_size=64, random_state=0, verbose=1
     ).fit(X[:300], y[:300])
     extractor.transform(X[:700])
-    out = capsys.readouterr().out
+    out = caplog.text
     assert "epoch 1/2" in out and "epoch 2/2" in out and "pre-trained cnn4 on 300 images" in out
     assert "transformed 640/700 images" in out
 

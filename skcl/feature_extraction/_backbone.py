@@ -18,6 +18,7 @@ works without them.
 
 import copy
 import functools
+import logging
 import os
 import sys
 import time
@@ -31,7 +32,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted, check_memory
 
+from .._logging import log_progress
 from ._inputs import ImageInputMixin
+
+# verbose mode's progress lines, through the logger "skcl.feature_extraction"
+_progress = functools.partial(log_progress, logging.getLogger("skcl.feature_extraction"))
+
 
 __all__ = ["BackboneFeatureExtractor"]
 
@@ -340,10 +346,9 @@ class BackboneFeatureExtractor(
         self.n_features_in_ = int(np.prod(image_shape))
         self._n_features_out = int(n_features)
         if self.verbose:
-            print(
+            _progress(
                 f"[{type(self).__name__}] {self._name()} on {self.device_}: "
-                f"{n_features} features per image",
-                flush=True,
+                f"{n_features} features per image"
             )
         return self
 
@@ -382,10 +387,9 @@ class BackboneFeatureExtractor(
         features = cached(*key, extractor=self, images=images)
         if self.verbose:
             source = "read from the cache" if hit else "extracted and cached"
-            print(
+            _progress(
                 f"[{type(self).__name__}] {len(features)} images: features {source} "
-                f"({time.perf_counter() - start:.2f} s)",
-                flush=True,
+                f"({time.perf_counter() - start:.2f} s)"
             )
         return features
 
@@ -683,10 +687,9 @@ class BackboneFeatureExtractor(
             batch = self._checked_batch(images[begin : begin + batch_size])
             features[begin : begin + len(batch)] = self._forward(state, batch)
             if self.verbose and (begin // batch_size) % 20 == 19:
-                print(
+                _progress(
                     f"[{type(self).__name__}] transformed {begin + len(batch)}/{n_samples} "
-                    f"images on {self.device_} ({time.perf_counter() - start:.1f} s)",
-                    flush=True,
+                    f"images on {self.device_} ({time.perf_counter() - start:.1f} s)"
                 )
         return features
 

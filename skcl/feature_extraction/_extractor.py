@@ -7,6 +7,7 @@ learn the task sequence continually with one dense layer on its features.
 """
 
 import json
+import logging
 import time
 import warnings
 import zipfile
@@ -27,10 +28,15 @@ from sklearn.utils.validation import (
 
 from .. import _likelihoods
 from .._consolidation import Prior, prior_state
+from .._logging import log_progress
 from .._model import Model
 from .._training import minimize_stepwise
 from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet
 from ._inputs import ImageInputMixin
+
+# verbose mode's progress lines, through the logger "skcl.feature_extraction"
+_progress = partial(log_progress, logging.getLogger("skcl.feature_extraction"))
+
 
 __all__ = ["PretrainedFeatureExtractor"]
 
@@ -223,7 +229,7 @@ class PretrainedFeatureExtractor(
             float(self.learning_rate),
             n_epochs=int(self.n_epochs),
             batch_size=int(self.batch_size),
-            on_epoch=self._print_epoch if self.verbose else None,
+            on_epoch=self._log_epoch if self.verbose else None,
         )
         theta, losses = np.asarray(theta), np.asarray(losses)
         if not (np.all(np.isfinite(losses)) and np.all(np.isfinite(theta))):
@@ -232,7 +238,7 @@ class PretrainedFeatureExtractor(
                 "smaller learning_rate, or scale the images to [0, 1]."
             )
         if self.verbose:
-            print(
+            _progress(
                 f"[{type(self).__name__}] pre-trained {network.architecture} on "
                 f"{len(images)} images in {time.perf_counter() - start:.1f} s"
             )
@@ -273,10 +279,9 @@ class PretrainedFeatureExtractor(
                 _features(self.network_, self.theta_, batch)
             )[:n]
             if self.verbose and (begin // batch_size) % 10 == 9:
-                print(
+                _progress(
                     f"[{type(self).__name__}] transformed {begin + n}/{n_samples} images "
-                    f"({time.perf_counter() - start:.1f} s)",
-                    flush=True,
+                    f"({time.perf_counter() - start:.1f} s)"
                 )
         return features
 
@@ -454,11 +459,10 @@ class PretrainedFeatureExtractor(
             )
         return ConvNet(architecture, image_shape, n_classes)
 
-    def _print_epoch(self, epoch, loss):
-        print(
+    def _log_epoch(self, epoch, loss):
+        _progress(
             f"[{type(self).__name__}] {time.strftime('%H:%M:%S')} epoch "
-            f"{epoch}/{self.n_epochs}: loss {loss:.5g}",
-            flush=True,
+            f"{epoch}/{self.n_epochs}: loss {loss:.5g}"
         )
 
     def _set_fitted(self, network, theta, classes):
