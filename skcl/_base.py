@@ -23,9 +23,9 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _likelihoods
-from ._consolidation import FinishedTask
+from ._consolidation import FinishedTask, Growth
 from ._model import Model
-from ._networks import MLP, apply_numpy
+from ._networks import MLP, apply_numpy, grown_index
 from ._training import minimize
 
 __all__ = ["BaseSequentialClassifier", "fill_doc"]
@@ -53,6 +53,16 @@ _COMMON_PARAMS_DOC = """
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation, the minibatch order and any sampling.
         An int gives identical results run to run.
+    grow_classes : bool, default=False
+        Let the classes grow: the first ``partial_fit`` may omit
+        ``classes`` (the labels of its task are the start) and a later call
+        may bring new labels or a longer ``classes``. The output is then
+        always a softmax, with one extra "unseen classes" output that the
+        tasks push down and that the first new class takes over; the
+        output layer gains a column for every new class and the
+        consolidation grows by the prior for the new parameters (see the
+        user guide, "Classes that are not known in advance"). False keeps
+        the classes fixed by the first call.
     verbose : int, default=0
         Print one line per task when positive.
 """
@@ -89,6 +99,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.n_epochs = n_epochs
@@ -98,6 +109,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
+        self.grow_classes = grow_classes
 
     # ------------------------------------------------------------------ API
 
@@ -114,7 +126,9 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             Every class of the whole sequence. Required on the first call
             (the network's output layer is sized once, as in every
             single-headed method); on later calls it may be omitted or must
-            be the same.
+            be the same. With ``grow_classes=True`` it may be omitted on
+            the first call too, and a later call may pass more classes (a
+            superset of ``classes_``) or labels not seen yet.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the samples in the likelihood.
 
@@ -127,7 +141,9 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         ValueError
             On NaN or infinite inputs, empty X, a different number of
             features than before, labels outside ``classes``, a first call
-            without ``classes``, or when training diverges. The estimator
+            without ``classes`` (unless ``grow_classes``), ``classes`` that
+            lack a class seen before, labels of another type than before,
+            or when training diverges. The estimator
             is then left exactly as it was before the call.
         """
         with self._transaction():
@@ -170,6 +186,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         logits = self._logits(X)
         if self.likelihood_ == _likelihoods.BERNOULLI:
             return logits[:, 0]
+        if len(self.classes_) == 2:  # a softmax over two grown classes
+            return logits[:, 1] - logits[:, 0]
         return logits
 
     def predict_proba(self, X):
@@ -311,6 +329,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             if not (isinstance(value, (int, np.integer)) and value >= 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if not isinstance(self.grow_classes, (bool, np.bool_)):
+            raise ValueError(f"grow_classes must be True or False, got {self.grow_classes!r}.")
         for name in ("learning_rate", "prior_precision", "alpha", "damping", "radius"):
             value = getattr(self, name, 1.0)
             if not (np.isscalar(value) and np.isfinite(value) and value > 0):
@@ -321,7 +341,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
         hidden = self._check_params()
         first = not hasattr(self, "classes_")
-        if first and classes is None and not infer_classes:
+        grow = bool(self.grow_classes) and not infer_classes
+        if first and classes is None and not infer_classes and not grow:
             raise ValueError("classes must be passed on the first call to partial_fit.")
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32])
         check_classification_targets(y)
@@ -330,19 +351,27 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             classes = unique_labels(y)
         if first and classes is not None:
             check_classification_targets(np.asarray(classes))
-        _check_partial_fit_first_call(self, classes)
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
-            raise ValueError(
-                f"y contains labels not in classes: {unknown.tolist()}; "
-                f"classes are {self.classes_.tolist()}."
-            )
-        y = np.searchsorted(self.classes_, y).astype(np.int32)
+        grown = None
+        if grow:
+            grown = self._grown_classes(y, classes)
+            if first:
+                self.classes_, grown = grown, None
+        else:
+            _check_partial_fit_first_call(self, classes)
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"y contains labels not in classes: {unknown.tolist()}; "
+                    f"classes are {self.classes_.tolist()}."
+                )
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float32, ensure_non_negative=True
         )
         if first:
             self._initialize(X.shape[1], hidden)
+        elif grown is not None:
+            self._grow(grown)
+        y = np.searchsorted(self.classes_, y).astype(np.int32)
         start = time.perf_counter()
         updates = self._learn_task(X, y, sample_weight, self._task_key())
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
@@ -355,11 +384,104 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                 f"{time.perf_counter() - start:.2f} s"
             )
 
+    def _grown_classes(self, y, classes):
+        """The sorted union of the classes so far, ``classes`` and ``y``.
+
+        None when nothing is new. Rejects ``classes`` that lack a class
+        seen before or a label of ``y``, and labels of another type.
+        """
+        first = not hasattr(self, "classes_")
+        labels = np.unique(y)
+        if classes is not None:
+            classes = np.asarray(classes)
+            if classes.ndim != 1 or classes.size == 0:
+                raise ValueError(f"classes must be a non-empty 1-D array, got shape {classes.shape}.")
+            if not first:
+                check_classification_targets(classes)
+        parts = ([] if first else [self.classes_]) + [labels] + ([] if classes is None else [classes])
+        try:
+            union = unique_labels(*parts)
+        except ValueError as exc:
+            raise ValueError(
+                f"grow_classes: the labels must keep one type; {exc}. The classes so far "
+                f"are {[] if first else self.classes_.tolist()}."
+            ) from exc
+        if classes is not None:
+            unknown = np.setdiff1d(labels, classes)
+            if unknown.size:
+                raise ValueError(
+                    f"y contains labels not in classes: {unknown.tolist()}; "
+                    f"classes are {classes.tolist()}."
+                )
+            if not first:
+                missing = np.setdiff1d(self.classes_, classes)
+                if missing.size:
+                    raise ValueError(
+                        f"classes lack classes seen before: {missing.tolist()}; with "
+                        "grow_classes, classes may grow but never shrink (classes so far: "
+                        f"{self.classes_.tolist()})."
+                    )
+        if first:
+            return union
+        return union if len(union) > len(self.classes_) else None
+
+    def _grow(self, classes):
+        """Give the output layer a column for each new class of ``classes``.
+
+        The old columns move to their classes' sorted places, keeping their
+        values; the new columns are what a fresh network's initialisation
+        (the same key as the first task's) puts there. With the "unseen
+        classes" output, the first new class takes over that output,
+        trained on every old task to lose, with its consolidation, and a
+        fresh unseen-classes output is appended. The consolidation grows by
+        the prior for the new parameters (``Consolidation.grow``).
+        """
+        if self.likelihood_ == _likelihoods.BERNOULLI:
+            raise ValueError(
+                f"{type(self).__name__} learned its first task with two classes and "
+                "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
+                f"classes {np.setdiff1d(classes, self.classes_).tolist()}. Set "
+                "grow_classes=True before the first task (the output is then a "
+                "softmax), or pass every class on the first call."
+            )
+        unseen = self._unseen_output
+        columns = np.searchsorted(classes, self.classes_)
+        added = np.setdiff1d(np.arange(len(classes)), columns)
+        if unseen:
+            columns = np.append(columns, added[0])
+        old = self.network_
+        network = MLP(old.n_features, old.hidden_layer_sizes, len(classes) + unseen)
+        index = grown_index(old, network, columns)
+        root = jax.random.PRNGKey(self._seed)
+        theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
+        theta[index] = self.theta_
+        growth = Growth(
+            self._model(), Model(network, self.likelihood_), index, columns, theta,
+            float(self.prior_precision),
+        )
+        key = jax.random.fold_in(self._task_key(), 2**31 - 3)
+        state = self._make_consolidation().grow(self.consolidation_, growth, key)
+        self.consolidation_ = jax.tree.map(np.asarray, state)
+        self.network_, self.classes_, self.theta_ = network, classes, theta
+
+    @property
+    def _unseen_output(self):
+        """Whether the network's last output stands for the unseen classes."""
+        return int(getattr(self, "unseen_output_", False))
+
     def _initialize(self, n_features, hidden):
         n_classes = len(self.classes_)
-        likelihood = _likelihoods.BERNOULLI if n_classes == 2 else _likelihoods.CATEGORICAL
-        self.likelihood_ = likelihood
-        self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
+        if self.grow_classes:
+            # Always a softmax, plus the unseen classes' output: a task
+            # learns its classes against it (one class alone is learnable),
+            # and the first new class inherits it.
+            self.unseen_output_ = True
+            self.likelihood_ = _likelihoods.CATEGORICAL
+            self.network_ = MLP(n_features, hidden, n_classes + 1)
+        else:
+            likelihood = _likelihoods.BERNOULLI if n_classes == 2 else _likelihoods.CATEGORICAL
+            self.likelihood_ = likelihood
+            self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
         root = jax.random.PRNGKey(self._seed)
@@ -384,7 +506,16 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     def _logits(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return apply_numpy(self.network_, self.theta_, X)
+        return self._class_logits(self.theta_, X)
+
+    def _class_logits(self, theta, X):
+        """The network's logits of the known classes (without the unseen output).
+
+        Dropping the unseen classes' logit renormalises the softmax over
+        the classes seen so far.
+        """
+        logits = apply_numpy(self.network_, theta, X)
+        return logits[:, : logits.shape[1] - self._unseen_output]
 
 
 def _to_float32(X):

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["MLP", "apply_numpy"]
+__all__ = ["MLP", "apply_numpy", "grown_index"]
 
 
 @dataclass(frozen=True)
@@ -136,3 +136,36 @@ def apply_numpy(network, theta, X):
         h = z * expit(z)
     W, b = layers[-1]
     return h @ W + b
+
+
+def grown_index(old, new, columns):
+    """Where each coordinate of θ lands when the output layer gains columns.
+
+    Only the last layer changes: its augmented weight matrix W̃ = [W; b] of
+    shape (fan_in + 1, n_outputs) is stored row-major, so old column ``c``
+    of row ``r`` moves from ``r·K_old + c`` to ``r·K_new + columns[c]``;
+    the hidden layers, which come first in θ, keep their positions.
+
+    Parameters
+    ----------
+    old, new : MLP
+        The networks before and after; the same but for ``n_outputs``.
+    columns : int array of shape (old.n_outputs,)
+        The new output column of every old one (strictly increasing is not
+        required, distinct is).
+
+    Returns
+    -------
+    index : int ndarray of shape (old.n_params,)
+        ``θ_new[index] = θ_old`` embeds the old parameters; the other
+        coordinates of θ_new are the new output columns.
+    """
+    if old.layer_sizes[:-1] != new.layer_sizes[:-1]:
+        raise ValueError("Only the output layer of a network can grow.")
+    columns = np.asarray(columns, dtype=np.int64)
+    fan_in, k_old = old.layer_shapes[-1]
+    k_new = new.n_outputs
+    start = old.n_params - (fan_in + 1) * k_old
+    rows = np.arange(fan_in + 1)[:, None]
+    last = start + rows * k_new + columns[None, :]
+    return np.concatenate([np.arange(start), last.ravel()])

@@ -102,6 +102,7 @@ class NCClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -112,6 +113,7 @@ class NCClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.alpha = alpha
         self.radius = radius

@@ -26,6 +26,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -36,6 +37,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.alpha = alpha
 
@@ -125,6 +127,7 @@ class AQCClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             alpha=alpha,
@@ -136,6 +139,7 @@ class AQCClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.curvature = curvature
         self.structure = structure
@@ -272,6 +276,7 @@ class SIClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             alpha=alpha,
@@ -283,6 +288,7 @@ class SIClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.damping = damping
 
@@ -352,6 +358,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             alpha=alpha,
@@ -363,6 +370,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.decay = decay
 

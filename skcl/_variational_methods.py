@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _likelihoods
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
-from ._networks import apply_numpy
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
 
@@ -49,6 +48,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -59,6 +59,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.n_train_samples = n_train_samples
         self.n_predict_samples = n_predict_samples
@@ -102,9 +103,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         proba = np.zeros((X.shape[0], len(self.classes_)))
         for theta in self.posterior_samples_:
-            proba += _likelihoods.probabilities(
-                self.likelihood_, apply_numpy(self.network_, theta, X)
-            )
+            proba += _likelihoods.probabilities(self.likelihood_, self._class_logits(theta, X))
         proba /= len(self.posterior_samples_)
         with np.errstate(divide="ignore"):
             log_proba = np.log(np.clip(proba, np.finfo(np.float64).tiny, None))
@@ -233,6 +232,7 @@ class GMVCLClassifier(_VariationalClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             n_train_samples=n_train_samples,
@@ -245,6 +245,7 @@ class GMVCLClassifier(_VariationalClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.n_components = n_components
 
@@ -330,6 +331,7 @@ class GSFSVIClassifier(_VariationalClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
     ):
         super().__init__(
             n_train_samples=n_train_samples,
@@ -342,6 +344,7 @@ class GSFSVIClassifier(_VariationalClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
         )
         self.n_inducing_points = n_inducing_points
         self.inducing_bounds = inducing_bounds

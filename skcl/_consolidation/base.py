@@ -9,6 +9,9 @@ optax's ``GradientTransformation``:
 * ``penalty(state, θ)``: the stand-in for L_{t-1} while task t is learned,
   with its weight (1 for the prior, λ afterwards);
 * ``fold``: how a finished task is folded in, giving the stand-in for L_t;
+* ``grow``: how it follows an output layer that gains classes (optional;
+  the parameters that did not exist when the old tasks were learned are
+  constrained by the prior alone);
 * optionally a per-step *trace* that the training loop carries without
   knowing what it is (SI's path integral), and hooks where a method truly
   differs from MAP: the data term (variational methods minimise an
@@ -28,8 +31,9 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import jax
+import numpy as np
 
-__all__ = ["Consolidation", "FinishedTask", "consolidation"]
+__all__ = ["Consolidation", "FinishedTask", "Growth", "consolidation"]
 
 
 class FinishedTask(NamedTuple):
@@ -62,6 +66,46 @@ class FinishedTask(NamedTuple):
     sample_weight: Any
     trace: Any
     batch_size: int
+
+
+class Growth(NamedTuple):
+    """An output layer that gains columns, for :meth:`Consolidation.grow`.
+
+    Attributes
+    ----------
+    old_model, new_model : skcl._model.Model
+        The model before and after; only the output layer differs.
+    index : int ndarray of shape (old n_params,)
+        The new position of every old coordinate of θ:
+        ``θ_new[index] = θ_old``. Every other coordinate is new.
+    columns : int ndarray of shape (old n_outputs,)
+        The new output column of every old one (class indices move when a
+        new label sorts before them).
+    theta : ndarray of shape (new n_params,)
+        The grown θ*: the old coordinates as they were, the new ones as a
+        fresh network initialises them.
+    prior_precision : float
+        The precision of L_0, the prior the new coordinates carry.
+    """
+
+    old_model: Any
+    new_model: Any
+    index: Any
+    columns: Any
+    theta: Any
+    prior_precision: float
+
+    @property
+    def n_params(self):
+        """Length of the grown θ."""
+        return self.new_model.network.n_params
+
+    @property
+    def new_coordinates(self):
+        """Indices of the coordinates of the grown θ that did not exist."""
+        mask = np.ones(self.n_params, bool)
+        mask[self.index] = False
+        return np.flatnonzero(mask)
 
 
 class Consolidation(ABC):
@@ -136,6 +180,28 @@ class Consolidation(ABC):
     def point_estimate(self, state, params):
         """θ*_t, the network parameters that predict, from the trained params."""
         return params
+
+    def grow(self, state, growth, key):
+        """The state for an output layer that gained classes.
+
+        Called on the consolidation of the network before growth. The old
+        tasks' losses did not depend on the new parameters when they were
+        learned, so the stand-in for L_{t-1} grows by the prior's block for
+        them (see the user guide for what this neglects: the new logits in
+        the old tasks' softmax normaliser).
+
+        Parameters
+        ----------
+        state : pytree
+            The state before growth.
+        growth : Growth
+        key : PRNG key
+            For methods that refit something (NC's consolidator).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot follow an output layer that gains classes; "
+            "pass every class on the first call to partial_fit."
+        )
 
     def task_keys(self, key):
         """Split a task's key into the training key and the fold key."""

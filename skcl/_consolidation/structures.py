@@ -59,6 +59,12 @@ class FullCurvature:
     def to_dense(self):
         return np.asarray(self.matrix)
 
+    def grow(self, growth):
+        """Embed C in the grown θ: zero rows and columns for new coordinates."""
+        matrix = np.zeros((growth.n_params, growth.n_params), np.asarray(self.matrix).dtype)
+        matrix[np.ix_(growth.index, growth.index)] = np.asarray(self.matrix)
+        return FullCurvature(matrix)
+
     @property
     def nbytes(self):
         return int(np.asarray(self.matrix).nbytes)
@@ -85,6 +91,12 @@ class DiagonalCurvature:
 
     def to_dense(self):
         return np.diag(np.asarray(self.diagonal))
+
+    def grow(self, growth):
+        """Embed C in the grown θ: zero for new coordinates."""
+        diagonal = np.zeros(growth.n_params, np.asarray(self.diagonal).dtype)
+        diagonal[growth.index] = np.asarray(self.diagonal)
+        return DiagonalCurvature(diagonal)
 
     @property
     def nbytes(self):
@@ -157,6 +169,23 @@ class KroneckerCurvature:
             dense[start : start + len(b), start : start + len(b)] = b
             start += len(b)
         return dense
+
+    def grow(self, growth):
+        """Embed C in the grown θ: G of the output layer gains zero rows and columns.
+
+        Block A ⊗ G over vec(W̃) row-major has entry A_ij G_kl at
+        (i·K + k, j·K + l), so zero-padding G at the new output columns is
+        exactly zero-padding C at the new coordinates.
+        """
+        *hidden, (A, G) = self.factors
+        G = np.asarray(G)
+        cols = np.asarray(growth.columns)
+        k_new = growth.new_model.network.n_outputs
+        grown = np.zeros((G.shape[0], k_new, k_new), G.dtype)
+        grown[:, cols[:, None], cols[None, :]] = G
+        return KroneckerCurvature(
+            (*hidden, (np.asarray(A), grown)), growth.new_model.network.layer_shapes
+        )
 
     @property
     def n_terms(self):

@@ -20,7 +20,7 @@ layout of ``v``:
   ``v = [logits (K), μ (K·P), ρ (K·P)]``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
@@ -120,6 +120,11 @@ class Gaussian:
         """E_q[θ] = μ."""
         return v[: self.n_params]
 
+    def grown_index(self, index, n_params):
+        """Where each entry of v lands when θ grows (see ``Growth.index``)."""
+        index = np.asarray(index)
+        return np.concatenate([index, n_params + index])
+
 
 @dataclass(frozen=True)
 class GaussianMixture:
@@ -198,6 +203,15 @@ class GaussianMixture:
         """Monte Carlo KL(q ‖ p) on samples drawn from q."""
         return jnp.mean(self.log_density(q, samples) - self.log_density(p, samples))
 
+    def grown_index(self, index, n_params):
+        """Where each entry of v lands when θ grows (see ``Growth.index``)."""
+        K, index = self.n_components, np.asarray(index)
+        return np.concatenate(
+            [np.arange(K)]
+            + [K + k * n_params + index for k in range(K)]
+            + [K + (K + k) * n_params + index for k in range(K)]
+        )
+
     def mean(self, v):
         """E_q[θ] = Σ_k π_k μ_k."""
         logits, mean, _ = self.split(v)
@@ -275,6 +289,28 @@ class Variational(Consolidation):
 
     def point_estimate(self, state, params):
         return self.family.mean(params)
+
+    def grow(self, state, growth, key):
+        """q_{t-1} and the next start grown by the prior for the new rows.
+
+        The old coordinates keep their means and scales. In q_{t-1}, the
+        prior of the next task, the new coordinates are the prior
+        N(0, 1/precision); where the next task starts they are what a fresh
+        start would be: the grown θ (a fresh initialisation on the new
+        rows) with σ = softplus(-2), the same for every mixture component.
+        """
+        family = replace(self.family, n_params=growth.n_params)
+        index = self.family.grown_index(growth.index, growth.n_params)
+        theta = np.asarray(growth.theta, np.float32)
+
+        def embed(v, fill):
+            out = np.array(fill, np.float32)
+            out[index] = np.asarray(v)
+            return out
+
+        prior = embed(state.prior, family.prior(growth.prior_precision))
+        start = family.init(np.stack([theta] * family.n_components))
+        return VariationalState(prior, embed(state.posterior, start), state.low, state.high)
 
     def task_keys(self, key):
         return jax.random.fold_in(key, 0), key
