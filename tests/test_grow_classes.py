@@ -1,0 +1,240 @@
+"""Classes that are not known in advance (``grow_classes=True``)."""
+
+import copy
+import pickle
+
+import jax
+import numpy as np
+import pytest
+
+import skcl
+from skcl import AQCClassifier, EWCClassifier, JointClassifier, SIClassifier
+from skcl._consolidation.variational import _inverse_softplus
+from skcl._networks import grown_index
+from skcl.model_selection import SequenceGridSearch, learn_task_sequence
+from skcl.pipeline import make_pipeline
+
+from .conftest import IRIS_SETTINGS
+from .test_estimators import learned_state
+
+FAST = dict(IRIS_SETTINGS, n_epochs=20)
+ALL_NAMES = [
+    "FineTuningClassifier", "JointClassifier", "AQCClassifier", "EWCClassifier",
+    "OnlineEWCClassifier", "SIClassifier", "NCClassifier", "GVCLClassifier",
+    "GMVCLClassifier", "GSFSVIClassifier",
+]
+CHEAP = {
+    "NCClassifier": dict(consolidator_n_steps=20, consolidator_hidden_layer_sizes=(8,),
+                         consolidator_sample_size=8),
+    "GVCLClassifier": dict(n_epochs=5, n_train_samples=2, n_predict_samples=5),
+    "GMVCLClassifier": dict(n_epochs=5, n_train_samples=2, n_predict_samples=5),
+    "GSFSVIClassifier": dict(n_epochs=5, n_train_samples=2, n_predict_samples=5),
+}
+
+
+def make(name, **params):
+    return getattr(skcl, name)(**{**FAST, **CHEAP.get(name, {}), "random_state": 0,
+                                  "grow_classes": True, **params})
+
+
+def grown_copy(clf, classes):
+    """A deep copy of ``clf`` whose classes grew to ``classes`` (no task learned)."""
+    other = copy.deepcopy(clf)
+    other._grow(np.asarray(classes))
+    return other
+
+
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        (AQCClassifier, dict(alpha=3.0)),
+        (AQCClassifier, dict(alpha=3.0, curvature="ggn", structure="kron",
+                             hidden_layer_sizes=(4,))),
+        (AQCClassifier, dict(alpha=3.0, structure="diag", hidden_layer_sizes=(4,))),
+        (EWCClassifier, dict(alpha=30.0)),
+        (SIClassifier, dict(alpha=2.0)),
+        (skcl.OnlineEWCClassifier, dict(alpha=5.0)),
+    ],
+)
+def test_penalty_old_coordinates_unchanged_new_ones_carry_the_prior(cls, params, iris):
+    X, y = iris.train[0]
+    y = np.where(y == 0, 1, y)  # the first task's class is 1: class 0 lands before it
+    clf = cls(**FAST, random_state=0, grow_classes=True, prior_precision=2.0, **params)
+    clf.partial_fit(X, y)
+    grown = grown_copy(clf, [0, 1, 2])
+    old_method, new_method = clf._make_consolidation(), grown._make_consolidation()
+    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
+    new = np.setdiff1d(np.arange(grown.network_.n_params), index)
+    assert len(new) == grown.network_.n_params - clf.network_.n_params
+    state = grown.consolidation_
+    np.testing.assert_array_equal(state.center[new], 0.0)
+    np.testing.assert_array_equal(state.prior[new], 2.0)
+    np.testing.assert_array_equal(state.center[index], clf.consolidation_.center)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        theta = rng.normal(size=grown.network_.n_params).astype(np.float32)
+        old = old_method.penalty(clf.consolidation_, theta[index], None)
+        prior_block = 0.5 * 2.0 * np.sum(theta[new] ** 2, dtype=np.float64)
+        # The whole stand-in, the prior's block included, is weighted by λ.
+        expected = float(old) + params["alpha"] * prior_block
+        np.testing.assert_allclose(
+            float(new_method.penalty(state, theta, None)), expected, rtol=1e-5)
+    # The curvature has no entries at the new coordinates.
+    dense = np.asarray(state.curvature.to_dense())
+    np.testing.assert_array_equal(dense[new], 0.0)
+    np.testing.assert_array_equal(dense[:, new], 0.0)
+
+
+def _columns(old, new):
+    cols = np.searchsorted(new.classes_, old.classes_)
+    added = np.setdiff1d(np.arange(len(new.classes_)), cols)
+    return np.append(cols, added[0])
+
+
+def test_theta_keeps_old_values_and_new_rows_are_a_fresh_init(iris):
+    X, y = iris.train[1]
+    clf = make("AQCClassifier", hidden_layer_sizes=(4,)).partial_fit(X, y)
+    grown = grown_copy(clf, [0, 1])
+    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
+    np.testing.assert_array_equal(grown.theta_[index], clf.theta_)
+    fresh = np.asarray(grown.network_.init(
+        jax.random.fold_in(jax.random.PRNGKey(clf._seed), 2**31 - 1)))
+    new = np.setdiff1d(np.arange(grown.network_.n_params), index)
+    np.testing.assert_array_equal(grown.theta_[new], fresh[new])
+    # The new class 0 takes over the unseen-classes output (old column 1);
+    # the new unseen output is fresh: weights from the initialiser, zero bias.
+    W, b = grown.network_.unflatten(grown.theta_)[-1]
+    W_old, b_old = clf.network_.unflatten(clf.theta_)[-1]
+    np.testing.assert_array_equal(W[:, 0], W_old[:, 1])
+    np.testing.assert_array_equal(W[:, 1], W_old[:, 0])
+    assert b[2] == 0 and np.all(W[:, 2] != 0)
+
+
+@pytest.mark.parametrize("family", ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"])
+def test_variational_prior_of_new_rows_is_the_prior(family, iris):
+    clf = make(family, prior_precision=4.0).partial_fit(*iris.train[0])
+    grown = grown_copy(clf, [0, 1])
+    fam_old = clf._make_consolidation().family
+    fam = grown._make_consolidation().family
+    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
+    vindex = fam_old.grown_index(index, fam.n_params)
+    prior = grown.consolidation_.prior
+    np.testing.assert_array_equal(prior[vindex], clf.consolidation_.prior)
+    np.testing.assert_array_equal(
+        grown.consolidation_.posterior[vindex], clf.consolidation_.posterior)
+    new = np.setdiff1d(np.arange(len(prior)), vindex)
+    expected = np.asarray(fam.prior(4.0))[new]
+    np.testing.assert_array_equal(prior[new], expected)
+    np.testing.assert_allclose(np.unique(expected), [_inverse_softplus(0.5), 0.0], rtol=1e-6)
+
+
+def test_nc_refit_keeps_kappa_on_old_coordinates(iris):
+    clf = make("NCClassifier", consolidator_n_steps=200).partial_fit(*iris.train[0])
+    grown = grown_copy(clf, [0, 1])
+    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
+    center = grown.theta_
+    old = float(clf.consolidation_.kappa(center[index]))
+    new = float(grown.consolidation_.kappa(center))
+    prior = 0.5 * np.sum(np.delete(center, index) ** 2)
+    assert grown.consolidation_.phi.shape[0] > clf.consolidation_.phi.shape[0]
+    assert abs(new - (old + prior)) < 0.25 * (abs(old) + prior + 1.0)
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_every_method_grows_and_pickles_mid_sequence(name, iris):
+    """Classes announced one task at a time; pickling between tasks changes nothing."""
+    straight, revived = make(name), make(name)
+    for i, (X, y) in enumerate(iris.train):
+        straight.partial_fit(X, y)
+        revived.partial_fit(X, y)
+        if i < 2:
+            revived = pickle.loads(pickle.dumps(revived))
+        assert straight.classes_.tolist() == list(range(i + 1))
+    X = np.concatenate([X for X, _ in iris.test])
+    assert straight.predict_proba(X).shape == (len(X), 3)
+    np.testing.assert_array_equal(straight.predict_proba(X), revived.predict_proba(X))
+    np.testing.assert_array_equal(straight.predict(X), revived.predict(X))
+
+
+def test_longer_classes_and_labels_in_the_middle(iris):
+    X0, y0 = iris.train[0]
+    X2, y2 = iris.train[2]
+    clf = make("AQCClassifier").partial_fit(X2, y2)  # class 2 first
+    assert clf.classes_.tolist() == [2]
+    assert clf.predict_proba(X0).shape == (len(X0), 1)
+    clf.partial_fit(X0, y0, classes=[0, 2, 5])
+    assert clf.classes_.tolist() == [0, 2, 5]
+    assert clf.predict_proba(X0).shape == (len(X0), 3)
+    assert clf.decision_function(X0).shape == (len(X0), 3)
+    assert np.mean(clf.predict(X0) == 0) > 0.5
+
+
+def test_binary_grown_classes_are_a_softmax(iris):
+    X = np.concatenate([iris.train[0][0], iris.train[1][0]])
+    y = np.concatenate([iris.train[0][1], iris.train[1][1]])
+    clf = make("AQCClassifier").partial_fit(X, y)
+    assert clf.likelihood_ == "categorical"
+    assert clf.decision_function(X).shape == (len(X),)
+    assert np.array_equal(clf.decision_function(X) > 0, clf.predict(X) == 1)
+    clf.partial_fit(*iris.train[2])
+    assert clf.classes_.tolist() == [0, 1, 2]
+
+
+def test_sigmoid_output_cannot_grow_clear_error(iris):
+    X = np.concatenate([iris.train[0][0], iris.train[1][0]])
+    y = np.concatenate([iris.train[0][1], iris.train[1][1]])
+    clf = AQCClassifier(**FAST, random_state=0).partial_fit(X, y, classes=[0, 1])
+    clf.set_params(grow_classes=True)
+    before = learned_state(clf)
+    with pytest.raises(ValueError, match="sigmoid output, which cannot gain"):
+        clf.partial_fit(*iris.train[2])
+    assert learned_state(clf) == before
+
+
+def test_bad_input_rejected_and_changes_nothing(iris):
+    clf = make("AQCClassifier")
+    for X, y in iris.train[:2]:
+        clf.partial_fit(X, y)
+    before = learned_state(clf)
+    X, y = iris.train[2]
+    bad = {
+        "classes lack classes seen before": (y, [1, 2]),
+        "keep one type": (np.array(["a"] * len(y)), None),
+        "not in classes": (y, [0, 1]),
+        "grow_classes must be True or False": (y, None),
+    }
+    for message, (labels, classes) in bad.items():
+        if message.startswith("grow_classes"):
+            clf.set_params(grow_classes="yes")
+        with pytest.raises(ValueError, match=message):
+            clf.partial_fit(X, labels, classes=classes)
+        clf.set_params(grow_classes=True)
+        assert learned_state(clf) == before, message
+
+
+def test_default_still_requires_classes_and_rejects_new_labels(iris):
+    clf = AQCClassifier(**FAST, random_state=0)
+    with pytest.raises(ValueError, match="classes must be passed"):
+        clf.partial_fit(*iris.train[0])
+    clf.partial_fit(*iris.train[0], classes=[0, 1])
+    with pytest.raises(ValueError, match="not in classes"):
+        clf.partial_fit(*iris.train[2])
+
+
+def test_pipeline_sequence_and_search(iris):
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(np.concatenate([X for X, _ in iris.train]))
+    pipe = make_pipeline(scaler, make("AQCClassifier"))
+    for i, (X, y) in enumerate(iris.train):
+        pipe.partial_fit(X, y)
+        assert pipe.classes_.tolist() == list(range(i + 1))
+    R = learn_task_sequence(make("JointClassifier"), iris.train, iris.test)
+    # Before a class is met, its task scores zero; joint training learns each.
+    assert R[1, 0] == 0 and R[2, 0] == 0 and R[2, 1] == 0
+    assert np.all(np.diag(R) > 0.5)
+    search = SequenceGridSearch(
+        make("AQCClassifier"), {"alpha": [1.0, 10.0]}, n_jobs=1
+    ).fit(iris.train, iris.validation)
+    assert search.best_estimator_.classes_.tolist() == [0, 1, 2]
+    assert search.accuracy_matrices_.shape == (2, 3, 3)
