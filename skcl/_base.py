@@ -25,7 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from . import _likelihoods
 from ._consolidation import FinishedTask, Growth
 from ._model import Model
-from ._networks import MLP, apply_numpy, grown_index
+from ._networks import MLP, apply_numpy, grown_map
 from ._training import minimize
 
 __all__ = ["BaseSequentialClassifier", "fill_doc"]
@@ -429,12 +429,15 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         """Give the output layer a column for each new class of ``classes``.
 
         The old columns move to their classes' sorted places, keeping their
-        values; the new columns are what a fresh network's initialisation
-        (the same key as the first task's) puts there. With the "unseen
-        classes" output, the first new class takes over that output,
-        trained on every old task to lose, with its consolidation, and a
-        fresh unseen-classes output is appended. The consolidation grows by
-        the prior for the new parameters (``Consolidation.grow``).
+        values. With the "unseen classes" output u (trained on every old
+        task to lose), the k new classes split it: each starts at u's
+        weights with the bias lowered by log k, so that the log-sum-exp of
+        their logits is u's logit, and the consolidation sees their mean
+        where it saw u (``Growth``); a fresh unseen-classes output is
+        appended. Without it (an estimator fitted with grow_classes=False),
+        the new columns are fresh. Fresh columns are what a fresh
+        network's initialisation (the first task's key) puts there, and
+        are constrained by the prior alone (``Consolidation.grow``).
         """
         if self.likelihood_ == _likelihoods.BERNOULLI:
             raise ValueError(
@@ -445,24 +448,37 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                 "softmax), or pass every class on the first call."
             )
         unseen = self._unseen_output
+        k_old = len(self.classes_)
         columns = np.searchsorted(classes, self.classes_)
         added = np.setdiff1d(np.arange(len(classes)), columns)
-        if unseen:
-            columns = np.append(columns, added[0])
         old = self.network_
         network = MLP(old.n_features, old.hidden_layer_sizes, len(classes) + unseen)
-        index = grown_index(old, network, columns)
+        out_source = np.full(network.n_outputs, -1)
+        out_weight = np.zeros(network.n_outputs)
+        out_shift = np.zeros(network.n_outputs)
+        out_source[columns], out_weight[columns] = np.arange(k_old), 1.0
+        if unseen:
+            out_source[added], out_weight[added] = k_old, 1.0 / len(added)
+            out_shift[added] = -np.log(len(added))
+        source, weight, _ = grown_map(old, network, out_source, out_weight)
+        shift = np.zeros(network.n_params)
+        shift[-network.n_outputs :] = out_shift  # the output biases close θ
+        offset = np.zeros(old.n_params)
+        if unseen:  # u's bias = mean of the split biases + log k
+            offset[old.n_params - 1] = np.log(len(added))
         root = jax.random.PRNGKey(self._seed)
         theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
-        theta[index] = self.theta_
+        m = source >= 0
+        theta[m] = self.theta_[source[m]] + shift[m].astype(theta.dtype)
         growth = Growth(
-            self._model(), Model(network, self.likelihood_), index, columns, theta,
-            float(self.prior_precision),
+            self._model(), Model(network, self.likelihood_), source, weight, shift, offset,
+            out_source, out_weight, columns, theta, float(self.prior_precision),
         )
         key = jax.random.fold_in(self._task_key(), 2**31 - 3)
         state = self._make_consolidation().grow(self.consolidation_, growth, key)
         self.consolidation_ = jax.tree.map(np.asarray, state)
         self.network_, self.classes_, self.theta_ = network, classes, theta
+        return growth
 
     @property
     def _unseen_output(self):

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["MLP", "apply_numpy", "grown_index"]
+__all__ = ["MLP", "apply_numpy", "grown_map"]
 
 
 @dataclass(frozen=True)
@@ -138,34 +138,45 @@ def apply_numpy(network, theta, X):
     return h @ W + b
 
 
-def grown_index(old, new, columns):
-    """Where each coordinate of θ lands when the output layer gains columns.
+
+def grown_map(old, new, out_source, out_weight):
+    """How the grown θ relates to the old one, coordinate by coordinate.
 
     Only the last layer changes: its augmented weight matrix W̃ = [W; b] of
-    shape (fan_in + 1, n_outputs) is stored row-major, so old column ``c``
-    of row ``r`` moves from ``r·K_old + c`` to ``r·K_new + columns[c]``;
-    the hidden layers, which come first in θ, keep their positions.
+    shape (fan_in + 1, n_outputs) is stored row-major, so new output
+    column ``c`` of row ``r`` sits at ``r·K_new + c``; the hidden layers,
+    which come first in θ, keep their positions.
 
     Parameters
     ----------
     old, new : MLP
         The networks before and after; the same but for ``n_outputs``.
-    columns : int array of shape (old.n_outputs,)
-        The new output column of every old one (strictly increasing is not
-        required, distinct is).
+    out_source : int array of shape (new.n_outputs,)
+        The old output column each new one stands for, -1 for a fresh one.
+    out_weight : float array of shape (new.n_outputs,)
+        Its share of that old column (1, or 1/k for k columns splitting one).
 
     Returns
     -------
-    index : int ndarray of shape (old.n_params,)
-        ``θ_new[index] = θ_old`` embeds the old parameters; the other
-        coordinates of θ_new are the new output columns.
+    source : int ndarray of shape (new.n_params,)
+        The old coordinate each new one stands for, -1 for a fresh one.
+    weight : ndarray of shape (new.n_params,)
+        The share, 0 for fresh coordinates.
+    bias : bool ndarray of shape (new.n_params,)
+        Whether the coordinate is an output bias.
     """
     if old.layer_sizes[:-1] != new.layer_sizes[:-1]:
         raise ValueError("Only the output layer of a network can grow.")
-    columns = np.asarray(columns, dtype=np.int64)
+    out_source = np.asarray(out_source, dtype=np.int64)
     fan_in, k_old = old.layer_shapes[-1]
-    k_new = new.n_outputs
     start = old.n_params - (fan_in + 1) * k_old
     rows = np.arange(fan_in + 1)[:, None]
-    last = start + rows * k_new + columns[None, :]
-    return np.concatenate([np.arange(start), last.ravel()])
+    last = np.where(out_source[None, :] >= 0, start + rows * k_old + out_source[None, :], -1)
+    source = np.concatenate([np.arange(start), last.ravel()])
+    weight = np.concatenate([
+        np.ones(start),
+        np.broadcast_to(np.asarray(out_weight, np.float64), (fan_in + 1, len(out_source))).ravel(),
+    ])
+    bias = np.zeros(new.n_params, bool)
+    bias[start + fan_in * len(out_source):] = True
+    return source, np.where(source >= 0, weight, 0.0), bias

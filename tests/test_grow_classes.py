@@ -10,7 +10,6 @@ import pytest
 import skcl
 from skcl import AQCClassifier, EWCClassifier, JointClassifier, SIClassifier
 from skcl._consolidation.variational import _inverse_softplus
-from skcl._networks import grown_index
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 from skcl.pipeline import make_pipeline
 
@@ -40,10 +39,11 @@ def make(name, **params):
 def grown_copy(clf, classes):
     """A deep copy of ``clf`` whose classes grew to ``classes`` (no task learned)."""
     other = copy.deepcopy(clf)
-    other._grow(np.asarray(classes))
-    return other
+    growth = other._grow(np.asarray(classes))
+    return other, growth
 
 
+@pytest.mark.parametrize("classes", [[0, 1], [0, 1, 2]])
 @pytest.mark.parametrize(
     "cls, params",
     [
@@ -56,50 +56,56 @@ def grown_copy(clf, classes):
         (skcl.OnlineEWCClassifier, dict(alpha=5.0)),
     ],
 )
-def test_penalty_old_coordinates_unchanged_new_ones_carry_the_prior(cls, params, iris):
+def test_penalty_old_coordinates_unchanged_new_ones_carry_the_prior(cls, params, classes, iris):
     X, y = iris.train[0]
     y = np.where(y == 0, 1, y)  # the first task's class is 1: class 0 lands before it
     clf = cls(**FAST, random_state=0, grow_classes=True, prior_precision=2.0, **params)
     clf.partial_fit(X, y)
-    grown = grown_copy(clf, [0, 1, 2])
+    grown, growth = grown_copy(clf, classes)
     old_method, new_method = clf._make_consolidation(), grown._make_consolidation()
-    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
-    new = np.setdiff1d(np.arange(grown.network_.n_params), index)
-    assert len(new) == grown.network_.n_params - clf.network_.n_params
-    state = grown.consolidation_
+    old_state, state = clf.consolidation_, grown.consolidation_
+    new, mapped = growth.new_coordinates, growth.mapped
+    # One fresh output column: the new unseen-classes output.
+    assert len(new) == grown.network_.layer_shapes[-1][0] + 1
     np.testing.assert_array_equal(state.center[new], 0.0)
     np.testing.assert_array_equal(state.prior[new], 2.0)
-    np.testing.assert_array_equal(state.center[index], clf.consolidation_.center)
+    np.testing.assert_array_equal(state.prior[mapped], old_state.prior[growth.source[mapped]])
+    alpha = params["alpha"]
     rng = np.random.default_rng(0)
+    exact = len(classes) == 2 or structure_of(old_state) != "diag"
     for _ in range(3):
         theta = rng.normal(size=grown.network_.n_params).astype(np.float32)
-        old = old_method.penalty(clf.consolidation_, theta[index], None)
-        prior_block = 0.5 * 2.0 * np.sum(theta[new] ** 2, dtype=np.float64)
-        # The whole stand-in, the prior's block included, is weighted by λ.
-        expected = float(old) + params["alpha"] * prior_block
-        np.testing.assert_allclose(
-            float(new_method.penalty(state, theta, None)), expected, rtol=1e-5)
-    # The curvature has no entries at the new coordinates.
+        d_new = theta - state.center
+        d_old = np.asarray(growth.pull(theta)) - old_state.center
+        if len(classes) == 2:  # one new class: a permutation, the penalty is the old one
+            prior_block = 0.5 * 2.0 * np.sum(theta[new] ** 2, dtype=np.float64)
+            np.testing.assert_allclose(
+                float(new_method.penalty(state, theta, None)),
+                float(old_method.penalty(old_state, growth.pull(theta), None))
+                + alpha * prior_block, rtol=1e-5)
+        if exact:  # the curvature seen through the map: dᵀ(Eᵀ C E)d = (E d)ᵀ C (E d)
+            np.testing.assert_allclose(
+                float(state.curvature.quadratic(d_new)),
+                float(old_state.curvature.quadratic(d_old)), rtol=1e-4, atol=1e-6)
     dense = np.asarray(state.curvature.to_dense())
     np.testing.assert_array_equal(dense[new], 0.0)
     np.testing.assert_array_equal(dense[:, new], 0.0)
 
 
-def _columns(old, new):
-    cols = np.searchsorted(new.classes_, old.classes_)
-    added = np.setdiff1d(np.arange(len(new.classes_)), cols)
-    return np.append(cols, added[0])
+def structure_of(state):
+    return {"FullCurvature": "full", "KroneckerCurvature": "kron",
+            "DiagonalCurvature": "diag"}[type(state.curvature).__name__]
 
 
 def test_theta_keeps_old_values_and_new_rows_are_a_fresh_init(iris):
     X, y = iris.train[1]
     clf = make("AQCClassifier", hidden_layer_sizes=(4,)).partial_fit(X, y)
-    grown = grown_copy(clf, [0, 1])
-    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
-    np.testing.assert_array_equal(grown.theta_[index], clf.theta_)
+    grown, growth = grown_copy(clf, [0, 1])
+    m = growth.mapped
+    np.testing.assert_array_equal(grown.theta_[m], clf.theta_[growth.source[m]])
     fresh = np.asarray(grown.network_.init(
         jax.random.fold_in(jax.random.PRNGKey(clf._seed), 2**31 - 1)))
-    new = np.setdiff1d(np.arange(grown.network_.n_params), index)
+    new = growth.new_coordinates
     np.testing.assert_array_equal(grown.theta_[new], fresh[new])
     # The new class 0 takes over the unseen-classes output (old column 1);
     # the new unseen output is fresh: weights from the initialiser, zero bias.
@@ -110,32 +116,50 @@ def test_theta_keeps_old_values_and_new_rows_are_a_fresh_init(iris):
     assert b[2] == 0 and np.all(W[:, 2] != 0)
 
 
+def test_two_new_classes_split_the_unseen_output(iris):
+    clf = make("AQCClassifier").partial_fit(*iris.train[0])
+    grown, growth = grown_copy(clf, [0, 1, 2])
+    W, b = grown.network_.unflatten(grown.theta_)[-1]
+    W_old, b_old = clf.network_.unflatten(clf.theta_)[-1]
+    np.testing.assert_array_equal(W[:, 1], W_old[:, 1])
+    np.testing.assert_array_equal(W[:, 2], W_old[:, 1])
+    # log-sum-exp of the two split logits is the old unseen logit, everywhere.
+    X = iris.test[0][0]
+    z_old = X @ W_old + b_old
+    z = X @ W + b
+    np.testing.assert_allclose(np.logaddexp(z[:, 1], z[:, 2]), z_old[:, 1], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(growth.pull(grown.theta_)), clf.theta_, rtol=1e-5)
+
+
 @pytest.mark.parametrize("family", ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"])
 def test_variational_prior_of_new_rows_is_the_prior(family, iris):
     clf = make(family, prior_precision=4.0).partial_fit(*iris.train[0])
-    grown = grown_copy(clf, [0, 1])
-    fam_old = clf._make_consolidation().family
+    grown, growth = grown_copy(clf, [0, 1])
     fam = grown._make_consolidation().family
-    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
-    vindex = fam_old.grown_index(index, fam.n_params)
-    prior = grown.consolidation_.prior
-    np.testing.assert_array_equal(prior[vindex], clf.consolidation_.prior)
-    np.testing.assert_array_equal(
-        grown.consolidation_.posterior[vindex], clf.consolidation_.posterior)
-    new = np.setdiff1d(np.arange(len(prior)), vindex)
-    expected = np.asarray(fam.prior(4.0))[new]
-    np.testing.assert_array_equal(prior[new], expected)
-    np.testing.assert_allclose(np.unique(expected), [_inverse_softplus(0.5), 0.0], rtol=1e-6)
+    prior, old_prior = grown.consolidation_.prior, clf.consolidation_.prior
+    expected = np.asarray(fam.prior(4.0))
+    P, K = fam.n_params, fam.n_components
+    offset = K if K > 1 else 0
+    for k in range(K):
+        for part in (0, 1):  # μ then ρ
+            start = offset + (part * K + k) * P
+            block = prior[start : start + P]
+            np.testing.assert_allclose(block[growth.new_coordinates],
+                                       expected[start : start + P][growth.new_coordinates])
+            old_start = offset + (part * K + k) * clf.network_.n_params
+            old_block = old_prior[old_start : old_start + clf.network_.n_params]
+            m = growth.mapped
+            np.testing.assert_allclose(block[m], old_block[growth.source[m]], rtol=1e-5)
+    assert np.isclose(expected[-1], _inverse_softplus(0.5))
 
 
 def test_nc_refit_keeps_kappa_on_old_coordinates(iris):
     clf = make("NCClassifier", consolidator_n_steps=200).partial_fit(*iris.train[0])
-    grown = grown_copy(clf, [0, 1])
-    index = grown_index(clf.network_, grown.network_, _columns(clf, grown))
+    grown, growth = grown_copy(clf, [0, 1])
     center = grown.theta_
-    old = float(clf.consolidation_.kappa(center[index]))
+    old = float(clf.consolidation_.kappa(growth.pull(center)))
     new = float(grown.consolidation_.kappa(center))
-    prior = 0.5 * np.sum(np.delete(center, index) ** 2)
+    prior = 0.5 * np.sum(center[growth.new_coordinates] ** 2)
     assert grown.consolidation_.phi.shape[0] > clf.consolidation_.phi.shape[0]
     assert abs(new - (old + prior)) < 0.25 * (abs(old) + prior + 1.0)
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["Consolidation", "FinishedTask", "Growth", "consolidation"]
@@ -71,26 +72,43 @@ class FinishedTask(NamedTuple):
 class Growth(NamedTuple):
     """An output layer that gains columns, for :meth:`Consolidation.grow`.
 
+    Every coordinate j of the grown θ either is fresh (``source[j] = -1``)
+    or stands for old coordinate ``source[j]`` with share ``weight[j]``:
+    the old parameters are recovered as θ_old = E θ_new + ``offset`` with
+    E[source[j], j] = weight[j] (:meth:`pull`). A moved column has share 1;
+    k new classes that split the old unseen-classes output u have 1/k each
+    and start at u's weights with the bias lowered by log k, so that the
+    log-sum-exp of their logits equals u's logit: to first order the old
+    tasks' losses see their mean (see the user guide).
+
     Attributes
     ----------
     old_model, new_model : skcl._model.Model
         The model before and after; only the output layer differs.
-    index : int ndarray of shape (old n_params,)
-        The new position of every old coordinate of θ:
-        ``θ_new[index] = θ_old``. Every other coordinate is new.
-    columns : int ndarray of shape (old n_outputs,)
-        The new output column of every old one (class indices move when a
-        new label sorts before them).
-    theta : ndarray of shape (new n_params,)
-        The grown θ*: the old coordinates as they were, the new ones as a
+    source, weight : arrays of shape (new n_params,)
+    shift : array of shape (new n_params,)
+        Added to a mapped coordinate's old value (−log k on split biases).
+    offset : array of shape (old n_params,)
+    out_source, out_weight : arrays of shape (new n_outputs,)
+        The same map on output columns (for K-FAC's output factor).
+    columns : int array of shape (n_old_classes,)
+        The new column of every old class (class indices move when a new
+        label sorts before them).
+    theta : array of shape (new n_params,)
+        The grown θ*: mapped coordinates from the old θ*, fresh ones as a
         fresh network initialises them.
     prior_precision : float
-        The precision of L_0, the prior the new coordinates carry.
+        The precision of L_0, the prior the fresh coordinates carry.
     """
 
     old_model: Any
     new_model: Any
-    index: Any
+    source: Any
+    weight: Any
+    shift: Any
+    offset: Any
+    out_source: Any
+    out_weight: Any
     columns: Any
     theta: Any
     prior_precision: float
@@ -101,11 +119,36 @@ class Growth(NamedTuple):
         return self.new_model.network.n_params
 
     @property
+    def mapped(self):
+        """Indices of the grown θ's coordinates that stand for old ones."""
+        return np.flatnonzero(np.asarray(self.source) >= 0)
+
+    @property
     def new_coordinates(self):
-        """Indices of the coordinates of the grown θ that did not exist."""
-        mask = np.ones(self.n_params, bool)
-        mask[self.index] = False
-        return np.flatnonzero(mask)
+        """Indices of the fresh coordinates, constrained by the prior alone."""
+        return np.flatnonzero(np.asarray(self.source) < 0)
+
+    def embed(self, old, fill, shift=True):
+        """A per-coordinate vector of the old θ carried over to the grown one.
+
+        ``fill`` (shape (new n_params,)) gives the fresh coordinates; with
+        ``shift`` the mapped ones get :attr:`shift` added (values of θ,
+        not precisions).
+        """
+        out = np.array(fill, dtype=np.asarray(old).dtype)
+        m = self.mapped
+        out[m] = np.asarray(old)[np.asarray(self.source)[m]]
+        if shift:
+            out[m] += np.asarray(self.shift)[m].astype(out.dtype)
+        return out
+
+    def pull(self, theta):
+        """θ_old = E θ + offset, the old parameters a grown θ stands for (jnp)."""
+        m = self.mapped
+        n_old = self.old_model.network.n_params
+        weighted = jnp.asarray(self.weight[m], theta.dtype) * theta[m]
+        return jnp.zeros(n_old, theta.dtype).at[self.source[m]].add(weighted) + jnp.asarray(
+            self.offset, theta.dtype)
 
 
 class Consolidation(ABC):

@@ -249,8 +249,9 @@ class Neural(Consolidation):
     def grow(self, state, growth, key):
         """Refit κ on the grown θ to κ_old(θ_old) + ½·precision·‖θ_new‖².
 
-        κ's first layer is embedded first (zero weights from the new
-        coordinates), which reproduces κ_old exactly on the grown vector;
+        κ's first layer is embedded first (W₀ ← Eᵀ W₀, b₀ ← b₀ + W₀ᵀ offset,
+        zero weights from the fresh coordinates), which reproduces
+        κ_old(E θ + offset) exactly on the grown vector;
         the refit, on ball samples around the grown θ* as after a task
         but with no data term, then adds the prior's block for the new
         output rows. The new φ is fitted with the consolidator's own
@@ -262,11 +263,17 @@ class Neural(Consolidation):
         consolidator = MLP(n_new, self.hidden_layer_sizes, 1)
         phi = np.asarray(state.phi)
         width = state.consolidator.layer_sizes[1]
+        W0 = phi[: n_old * width].reshape(n_old, width)
+        b0 = phi[n_old * width : (n_old + 1) * width]
+        m = growth.mapped
         first = np.zeros((n_new, width), phi.dtype)
-        first[growth.index] = phi[: n_old * width].reshape(n_old, width)
-        phi = np.concatenate([first.ravel(), phi[n_old * width :]])
+        first[m] = W0[np.asarray(growth.source)[m]] * np.asarray(growth.weight)[m, None]
+        b0 = b0 + (np.asarray(growth.offset) @ W0).astype(phi.dtype)
+        phi = np.concatenate([first.ravel(), b0, phi[(n_old + 1) * width :]])
         target = _GrownTarget(
-            np.asarray(growth.index), growth.new_coordinates, float(growth.prior_precision)
+            np.asarray(growth.source)[m], np.asarray(growth.weight, np.float32)[m], m,
+            np.asarray(growth.offset, np.float32), growth.new_coordinates,
+            float(growth.prior_precision),
         )
         n_features = growth.new_model.network.n_features
         # No data term: one sample of weight zero keeps fit_consolidator's shapes.
@@ -300,10 +307,13 @@ class Neural(Consolidation):
 
 @consolidation()
 class _GrownTarget(Consolidation):
-    """The target of κ's refit after growth: κ_old on the old coordinates
-    plus the prior on the new ones (used only as ``previous.penalty``)."""
+    """The target of κ's refit after growth: κ_old(E θ + offset) plus the
+    prior on the fresh coordinates (used only as ``previous.penalty``)."""
 
-    index: jax.Array
+    source: jax.Array
+    weight: jax.Array
+    mapped: jax.Array
+    offset: jax.Array
     new_coordinates: jax.Array
     precision: float
 
@@ -312,7 +322,8 @@ class _GrownTarget(Consolidation):
 
     def penalty(self, state, params, key):
         new = params[self.new_coordinates]
-        return state.kappa(params[self.index]) + 0.5 * self.precision * jnp.sum(new * new)
+        old = self.offset.at[self.source].add(self.weight * params[self.mapped])
+        return state.kappa(old) + 0.5 * self.precision * jnp.sum(new * new)
 
     def fold(self, model, state, task, key):
         raise NotImplementedError

@@ -51,14 +51,16 @@ class QuadraticState:
     def grow(self, growth):
         """The stand-in grown by the prior's block for the new coordinates.
 
-        Old coordinates keep their centre, prior and curvature; new ones
-        are centred at the prior's mean (zero) with the prior's precision
-        and no curvature: no old task's loss depended on them.
+        Mapped coordinates keep their centre (shifted where columns split
+        one) and prior, and see the curvature through the map
+        (``Growth``); fresh ones are centred at the prior's mean (zero)
+        with the prior's precision and no curvature: no old task's loss
+        depended on them.
         """
-        center = np.zeros(growth.n_params, np.float32)
-        center[growth.index] = np.asarray(self.center)
-        prior = np.full(growth.n_params, growth.prior_precision, np.float32)
-        prior[growth.index] = np.asarray(self.prior)
+        center = growth.embed(self.center, np.zeros(growth.n_params, np.float32))
+        prior = growth.embed(
+            self.prior, np.full(growth.n_params, growth.prior_precision, np.float32), shift=False
+        )
         curvature = None if self.curvature is None else self.curvature.grow(growth)
         return QuadraticState(center, prior, curvature)
 
