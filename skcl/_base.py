@@ -395,10 +395,13 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         if classes is not None:
             classes = np.asarray(classes)
             if classes.ndim != 1 or classes.size == 0:
-                raise ValueError(f"classes must be a non-empty 1-D array, got shape {classes.shape}.")
+                raise ValueError(
+                    f"classes must be a non-empty 1-D array, got shape {classes.shape}."
+                )
             if not first:
                 check_classification_targets(classes)
-        parts = ([] if first else [self.classes_]) + [labels] + ([] if classes is None else [classes])
+        parts = [labels] + ([] if first else [self.classes_])
+        parts += [] if classes is None else [classes]
         try:
             union = unique_labels(*parts)
         except ValueError as exc:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import skcl
-from skcl import AQCClassifier, EWCClassifier, JointClassifier, SIClassifier
+from skcl import AQCClassifier, EWCClassifier, SIClassifier
 from skcl._consolidation.variational import _inverse_softplus
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 from skcl.pipeline import make_pipeline
@@ -262,3 +262,16 @@ def test_pipeline_sequence_and_search(iris):
     ).fit(iris.train, iris.validation)
     assert search.best_estimator_.classes_.tolist() == [0, 1, 2]
     assert search.accuracy_matrices_.shape == (2, 3, 3)
+
+
+def test_accuracy_and_log_loss_matrices_with_classes_met_later(iris):
+    from sklearn.metrics import log_loss
+
+    R = learn_task_sequence(make("FineTuningClassifier"), iris.train, iris.test,
+                            scoring=["accuracy", log_loss])
+    acc, loss = R["accuracy"], R["log_loss"]
+    # After task 1 only one class is known: no probability score; later,
+    # tasks of classes not met yet score NaN, the others a finite loss.
+    assert np.all(np.isnan(loss[:, 0])) and np.isnan(loss[2, 1])
+    assert np.isfinite(loss[0, 1]) and np.all(np.isfinite(loss[:, 2]))
+    assert acc[2, 0] == 0 and acc[0, 0] == 1
