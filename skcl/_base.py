@@ -24,10 +24,10 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _likelihoods
-from ._consolidation import FinishedTask
+from ._consolidation import FinishedTask, Growth
 from ._logging import show_skcl_logs
 from ._model import Model
-from ._networks import MLP, apply_numpy
+from ._networks import MLP, apply_numpy, grown_map
 from ._training import minimize, minimize_epochwise
 from ._validation import StrOptions, layer_sizes, positive_int, positive_real, validate_params
 
@@ -67,6 +67,16 @@ _COMMON_PARAMS_DOC = """
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation, the minibatch order and any sampling.
         An int gives identical results run to run.
+    grow_classes : bool, default=False
+        Let the classes grow: the first ``partial_fit`` may omit
+        ``classes`` (the labels of its task are the start) and a later call
+        may bring new labels or a longer ``classes``. The output is then
+        always a softmax, with one extra "unseen classes" output that the
+        tasks push down and that the first new class takes over; the
+        output layer gains a column for every new class and the
+        consolidation grows by the prior for the new parameters (see the
+        user guide, "Classes that are not known in advance"). False keeps
+        the classes fixed by the first call.
     verbose : int, default=0
         Log one line per task when positive (and each epoch's loss when
         above 1) to the ``logging`` logger ``skcl.estimators`` at INFO
@@ -121,6 +131,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "grow_classes": ["boolean"],
         "callback": [callable, None],
     }
 
@@ -135,6 +146,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -145,6 +157,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
+        self.grow_classes = grow_classes
         self.callback = callback
 
     # ------------------------------------------------------------------ API
@@ -162,7 +175,9 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             Every class of the whole sequence. Required on the first call
             (the network's output layer is sized once, as in every
             single-headed method); on later calls it may be omitted or must
-            be the same.
+            be the same. With ``grow_classes=True`` it may be omitted on
+            the first call too, and a later call may pass more classes (a
+            superset of ``classes_``) or labels not seen yet.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the samples in the likelihood.
 
@@ -175,7 +190,9 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         ValueError
             On NaN or infinite inputs, empty X, a different number of
             features than before, labels outside ``classes``, a first call
-            without ``classes``, or when training diverges. The estimator
+            without ``classes`` (unless ``grow_classes``), ``classes`` that
+            lack a class seen before, labels of another type than before,
+            or when training diverges. The estimator
             is then left exactly as it was before the call.
         """
         with self._transaction():
@@ -218,6 +235,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         logits = self._logits(X)
         if self.likelihood_ == _likelihoods.BERNOULLI:
             return logits[:, 0]
+        if len(self.classes_) == 2:  # a softmax over two grown classes
+            return logits[:, 1] - logits[:, 0]
         return logits
 
     def predict_proba(self, X):
@@ -401,7 +420,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
         hidden = self._check_params()
         first = not hasattr(self, "classes_")
-        if first and classes is None and not infer_classes:
+        grow = bool(self.grow_classes) and not infer_classes
+        if first and classes is None and not infer_classes and not grow:
             raise ValueError("classes must be passed on the first call to partial_fit.")
         X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32])
         check_classification_targets(y)
@@ -410,14 +430,19 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             classes = unique_labels(y)
         if first and classes is not None:
             check_classification_targets(np.asarray(classes))
-        _check_partial_fit_first_call(self, classes)
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
-            raise ValueError(
-                f"y contains labels not in classes: {unknown.tolist()}; "
-                f"classes are {self.classes_.tolist()}."
-            )
-        y = np.searchsorted(self.classes_, y).astype(np.int32)
+        grown = None
+        if grow:
+            grown = self._grown_classes(y, classes)
+            if first:
+                self.classes_, grown = grown, None
+        else:
+            _check_partial_fit_first_call(self, classes)
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"y contains labels not in classes: {unknown.tolist()}; "
+                    f"classes are {self.classes_.tolist()}."
+                )
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float32, ensure_non_negative=True
         )
@@ -429,6 +454,9 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                 f"{self.network_.hidden_layer_sizes}; it cannot change between tasks. "
                 "Call fit, or clone the estimator, to start a new sequence."
             )
+        elif grown is not None:
+            self._grow(grown)
+        y = np.searchsorted(self.classes_, y).astype(np.int32)
         updates = self._learn_task(X, y, sample_weight, self._task_key())
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
         for name, value in updates.items():
@@ -451,11 +479,123 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                 logger.info("[%s] task %d, epoch %d: loss %.6g", type(self).__name__,
                             record["task"], epoch, loss)
 
+    def _grown_classes(self, y, classes):
+        """The sorted union of the classes so far, ``classes`` and ``y``.
+
+        None when nothing is new. Rejects ``classes`` that lack a class
+        seen before or a label of ``y``, and labels of another type.
+        """
+        first = not hasattr(self, "classes_")
+        labels = np.unique(y)
+        if classes is not None:
+            classes = np.asarray(classes)
+            if classes.ndim != 1 or classes.size == 0:
+                raise ValueError(
+                    f"classes must be a non-empty 1-D array, got shape {classes.shape}."
+                )
+            if not first:
+                check_classification_targets(classes)
+        parts = [labels] + ([] if first else [self.classes_])
+        parts += [] if classes is None else [classes]
+        try:
+            union = unique_labels(*parts)
+        except ValueError as exc:
+            raise ValueError(
+                f"grow_classes: the labels must keep one type; {exc}. The classes so far "
+                f"are {[] if first else self.classes_.tolist()}."
+            ) from exc
+        if classes is not None:
+            unknown = np.setdiff1d(labels, classes)
+            if unknown.size:
+                raise ValueError(
+                    f"y contains labels not in classes: {unknown.tolist()}; "
+                    f"classes are {classes.tolist()}."
+                )
+            if not first:
+                missing = np.setdiff1d(self.classes_, classes)
+                if missing.size:
+                    raise ValueError(
+                        f"classes lack classes seen before: {missing.tolist()}; with "
+                        "grow_classes, classes may grow but never shrink (classes so far: "
+                        f"{self.classes_.tolist()})."
+                    )
+        if first:
+            return union
+        return union if len(union) > len(self.classes_) else None
+
+    def _grow(self, classes):
+        """Give the output layer a column for each new class of ``classes``.
+
+        The old columns move to their classes' sorted places, keeping their
+        values. With the "unseen classes" output u (trained on every old
+        task to lose), the k new classes split it: each starts at u's
+        weights with the bias lowered by log k, so that the log-sum-exp of
+        their logits is u's logit, and the consolidation sees their mean
+        where it saw u (``Growth``); a fresh unseen-classes output is
+        appended. Without it (an estimator fitted with grow_classes=False),
+        the new columns are fresh. Fresh columns are what a fresh
+        network's initialisation (the first task's key) puts there, and
+        are constrained by the prior alone (``Consolidation.grow``).
+        """
+        if self.likelihood_ == _likelihoods.BERNOULLI:
+            raise ValueError(
+                f"{type(self).__name__} learned its first task with two classes and "
+                "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
+                f"classes {np.setdiff1d(classes, self.classes_).tolist()}. Set "
+                "grow_classes=True before the first task (the output is then a "
+                "softmax), or pass every class on the first call."
+            )
+        unseen = self._unseen_output
+        k_old = len(self.classes_)
+        columns = np.searchsorted(classes, self.classes_)
+        added = np.setdiff1d(np.arange(len(classes)), columns)
+        old = self.network_
+        network = MLP(old.n_features, old.hidden_layer_sizes, len(classes) + unseen)
+        out_source = np.full(network.n_outputs, -1)
+        out_weight = np.zeros(network.n_outputs)
+        out_shift = np.zeros(network.n_outputs)
+        out_source[columns], out_weight[columns] = np.arange(k_old), 1.0
+        if unseen:
+            out_source[added], out_weight[added] = k_old, 1.0 / len(added)
+            out_shift[added] = -np.log(len(added))
+        source, weight, _ = grown_map(old, network, out_source, out_weight)
+        shift = np.zeros(network.n_params)
+        shift[-network.n_outputs :] = out_shift  # the output biases close θ
+        offset = np.zeros(old.n_params)
+        if unseen:  # u's bias = mean of the split biases + log k
+            offset[old.n_params - 1] = np.log(len(added))
+        root = jax.random.PRNGKey(self._seed)
+        theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
+        m = source >= 0
+        theta[m] = self.theta_[source[m]] + shift[m].astype(theta.dtype)
+        growth = Growth(
+            self._model(), Model(network, self.likelihood_), source, weight, shift, offset,
+            out_source, out_weight, columns, theta, float(self.prior_precision),
+        )
+        key = jax.random.fold_in(self._task_key(), 2**31 - 3)
+        state = self._make_consolidation().grow(self.consolidation_, growth, key)
+        self.consolidation_ = jax.tree.map(np.asarray, state)
+        self.network_, self.classes_, self.theta_ = network, classes, theta
+        return growth
+
+    @property
+    def _unseen_output(self):
+        """Whether the network's last output stands for the unseen classes."""
+        return int(getattr(self, "unseen_output_", False))
+
     def _initialize(self, n_features, hidden):
         n_classes = len(self.classes_)
-        likelihood = _likelihoods.BERNOULLI if n_classes == 2 else _likelihoods.CATEGORICAL
-        self.likelihood_ = likelihood
-        self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
+        if self.grow_classes:
+            # Always a softmax, plus the unseen classes' output: a task
+            # learns its classes against it (one class alone is learnable),
+            # and the first new class inherits it.
+            self.unseen_output_ = True
+            self.likelihood_ = _likelihoods.CATEGORICAL
+            self.network_ = MLP(n_features, hidden, n_classes + 1)
+        else:
+            likelihood = _likelihoods.BERNOULLI if n_classes == 2 else _likelihoods.CATEGORICAL
+            self.likelihood_ = likelihood
+            self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
         root = jax.random.PRNGKey(self._seed)
@@ -480,7 +620,16 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     def _logits(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return apply_numpy(self.network_, self.theta_, X)
+        return self._class_logits(self.theta_, X)
+
+    def _class_logits(self, theta, X):
+        """The network's logits of the known classes (without the unseen output).
+
+        Dropping the unseen classes' logit renormalises the softmax over
+        the classes seen so far.
+        """
+        logits = apply_numpy(self.network_, theta, X)
+        return logits[:, : logits.shape[1] - self._unseen_output]
 
 
 def _to_float32(X):

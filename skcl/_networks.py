@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["MLP", "apply_numpy"]
+__all__ = ["MLP", "apply_numpy", "grown_map"]
 
 
 @dataclass(frozen=True)
@@ -136,3 +136,47 @@ def apply_numpy(network, theta, X):
         h = z * expit(z)
     W, b = layers[-1]
     return h @ W + b
+
+
+
+def grown_map(old, new, out_source, out_weight):
+    """How the grown θ relates to the old one, coordinate by coordinate.
+
+    Only the last layer changes: its augmented weight matrix W̃ = [W; b] of
+    shape (fan_in + 1, n_outputs) is stored row-major, so new output
+    column ``c`` of row ``r`` sits at ``r·K_new + c``; the hidden layers,
+    which come first in θ, keep their positions.
+
+    Parameters
+    ----------
+    old, new : MLP
+        The networks before and after; the same but for ``n_outputs``.
+    out_source : int array of shape (new.n_outputs,)
+        The old output column each new one stands for, -1 for a fresh one.
+    out_weight : float array of shape (new.n_outputs,)
+        Its share of that old column (1, or 1/k for k columns splitting one).
+
+    Returns
+    -------
+    source : int ndarray of shape (new.n_params,)
+        The old coordinate each new one stands for, -1 for a fresh one.
+    weight : ndarray of shape (new.n_params,)
+        The share, 0 for fresh coordinates.
+    bias : bool ndarray of shape (new.n_params,)
+        Whether the coordinate is an output bias.
+    """
+    if old.layer_sizes[:-1] != new.layer_sizes[:-1]:
+        raise ValueError("Only the output layer of a network can grow.")
+    out_source = np.asarray(out_source, dtype=np.int64)
+    fan_in, k_old = old.layer_shapes[-1]
+    start = old.n_params - (fan_in + 1) * k_old
+    rows = np.arange(fan_in + 1)[:, None]
+    last = np.where(out_source[None, :] >= 0, start + rows * k_old + out_source[None, :], -1)
+    source = np.concatenate([np.arange(start), last.ravel()])
+    weight = np.concatenate([
+        np.ones(start),
+        np.broadcast_to(np.asarray(out_weight, np.float64), (fan_in + 1, len(out_source))).ravel(),
+    ])
+    bias = np.zeros(new.n_params, bool)
+    bias[start + fan_in * len(out_source):] = True
+    return source, np.where(source >= 0, weight, 0.0), bias

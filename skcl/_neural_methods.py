@@ -112,6 +112,7 @@ class NCClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -123,6 +124,7 @@ class NCClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.alpha = alpha

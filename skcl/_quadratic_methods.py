@@ -35,6 +35,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -46,6 +47,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.alpha = alpha
@@ -142,6 +144,7 @@ class AQCClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -154,6 +157,7 @@ class AQCClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.curvature = curvature
@@ -296,6 +300,7 @@ class SIClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -308,6 +313,7 @@ class SIClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.damping = damping
@@ -383,6 +389,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -395,6 +402,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.decay = decay

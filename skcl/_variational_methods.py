@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _likelihoods
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
-from ._networks import apply_numpy
 from ._validation import positive_int
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
@@ -56,6 +55,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -67,6 +67,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.n_train_samples = n_train_samples
@@ -103,7 +104,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         log_proba = np.full((X.shape[0], len(self.classes_)), -np.inf)
         for theta in self.posterior_samples_:
             log_proba = np.logaddexp(log_proba, _likelihoods.log_probabilities(
-                self.likelihood_, apply_numpy(self.network_, theta, X)
+                self.likelihood_, self._class_logits(theta, X)
             ))
         log_proba -= np.log(len(self.posterior_samples_))
         if self.likelihood_ == _likelihoods.BERNOULLI:
@@ -231,6 +232,7 @@ class GMVCLClassifier(_VariationalClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -244,6 +246,7 @@ class GMVCLClassifier(_VariationalClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.n_components = n_components
@@ -332,6 +335,7 @@ class GSFSVIClassifier(_VariationalClassifier):
         class_weight=None,
         random_state=None,
         verbose=0,
+        grow_classes=False,
         callback=None,
     ):
         super().__init__(
@@ -345,6 +349,7 @@ class GSFSVIClassifier(_VariationalClassifier):
             class_weight=class_weight,
             random_state=random_state,
             verbose=verbose,
+            grow_classes=grow_classes,
             callback=callback,
         )
         self.n_inducing_points = n_inducing_points

@@ -119,6 +119,13 @@ def _check_task_scoring(scoring, response_method=None):
     takes_labels = "labels" in inspect.signature(func).parameters and "labels" not in kwargs
 
     def scorer(estimator, X, y):
+        classes = estimator.classes_
+        if (takes_labels and np.setdiff1d(np.unique(y), classes).size) or (
+            len(classes) < 2 and method != "predict"
+        ):
+            # A class the estimator has not met yet, or a single one met so
+            # far (grow_classes): a probability score is undefined.
+            return np.nan
         extra = {"labels": estimator.classes_} if takes_labels else {}
         return make_scorer(
             func, greater_is_better=sign > 0, response_method=method, **kwargs, **extra
@@ -162,7 +169,11 @@ def task_scores(estimator, tasks, scoring="accuracy", *, response_method=None):
 
         A metric that takes ``labels`` gets ``labels=estimator.classes_``:
         a task holding some of the classes is still scored against the
-        probabilities of all of them.
+        probabilities of all of them. A task holding a class the estimator
+        has not met yet (``grow_classes=True``) scores NaN under such a
+        metric (there is no probability column for it), as does any
+        probability score of an estimator that has met one class only;
+        accuracy counts such samples as errors.
     response_method : {"predict", "predict_proba", "decision_function"}, default=None
         For a metric function only: which output it scores.
 

@@ -14,7 +14,7 @@ a per-step trace. One module per method family:
 * ``replay`` — joint training, which keeps the data.
 """
 
-from .base import Consolidation, FinishedTask
+from .base import Consolidation, FinishedTask, Growth
 from .neural import Neural
 from .online_ewc import OnlineEWC
 from .quadratic import Prior, Quadratic, prior_state
@@ -26,6 +26,7 @@ __all__ = [
     "Consolidation",
     "FinishedTask",
     "FunctionSpace",
+    "Growth",
     "Neural",
     "OnlineEWC",
     "PathIntegral",

@@ -9,6 +9,9 @@ optax's ``GradientTransformation``:
 * ``penalty(state, θ)``: the stand-in for L_{t-1} while task t is learned,
   with its weight (1 for the prior, λ afterwards);
 * ``fold``: how a finished task is folded in, giving the stand-in for L_t;
+* ``grow``: how it follows an output layer that gains classes (optional;
+  the parameters that did not exist when the old tasks were learned are
+  constrained by the prior alone);
 * optionally a per-step *trace* that the training loop carries without
   knowing what it is (SI's path integral), and hooks where a method truly
   differs from MAP: the data term (variational methods minimise an
@@ -28,8 +31,10 @@ from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
-__all__ = ["Consolidation", "FinishedTask", "consolidation"]
+__all__ = ["Consolidation", "FinishedTask", "Growth", "consolidation"]
 
 
 class FinishedTask(NamedTuple):
@@ -62,6 +67,88 @@ class FinishedTask(NamedTuple):
     sample_weight: Any
     trace: Any
     batch_size: int
+
+
+class Growth(NamedTuple):
+    """An output layer that gains columns, for :meth:`Consolidation.grow`.
+
+    Every coordinate j of the grown θ either is fresh (``source[j] = -1``)
+    or stands for old coordinate ``source[j]`` with share ``weight[j]``:
+    the old parameters are recovered as θ_old = E θ_new + ``offset`` with
+    E[source[j], j] = weight[j] (:meth:`pull`). A moved column has share 1;
+    k new classes that split the old unseen-classes output u have 1/k each
+    and start at u's weights with the bias lowered by log k, so that the
+    log-sum-exp of their logits equals u's logit: to first order the old
+    tasks' losses see their mean (see the user guide).
+
+    Attributes
+    ----------
+    old_model, new_model : skcl._model.Model
+        The model before and after; only the output layer differs.
+    source, weight : arrays of shape (new n_params,)
+    shift : array of shape (new n_params,)
+        Added to a mapped coordinate's old value (−log k on split biases).
+    offset : array of shape (old n_params,)
+    out_source, out_weight : arrays of shape (new n_outputs,)
+        The same map on output columns (for K-FAC's output factor).
+    columns : int array of shape (n_old_classes,)
+        The new column of every old class (class indices move when a new
+        label sorts before them).
+    theta : array of shape (new n_params,)
+        The grown θ*: mapped coordinates from the old θ*, fresh ones as a
+        fresh network initialises them.
+    prior_precision : float
+        The precision of L_0, the prior the fresh coordinates carry.
+    """
+
+    old_model: Any
+    new_model: Any
+    source: Any
+    weight: Any
+    shift: Any
+    offset: Any
+    out_source: Any
+    out_weight: Any
+    columns: Any
+    theta: Any
+    prior_precision: float
+
+    @property
+    def n_params(self):
+        """Length of the grown θ."""
+        return self.new_model.network.n_params
+
+    @property
+    def mapped(self):
+        """Indices of the grown θ's coordinates that stand for old ones."""
+        return np.flatnonzero(np.asarray(self.source) >= 0)
+
+    @property
+    def new_coordinates(self):
+        """Indices of the fresh coordinates, constrained by the prior alone."""
+        return np.flatnonzero(np.asarray(self.source) < 0)
+
+    def embed(self, old, fill, shift=True):
+        """A per-coordinate vector of the old θ carried over to the grown one.
+
+        ``fill`` (shape (new n_params,)) gives the fresh coordinates; with
+        ``shift`` the mapped ones get :attr:`shift` added (values of θ,
+        not precisions).
+        """
+        out = np.array(fill, dtype=np.asarray(old).dtype)
+        m = self.mapped
+        out[m] = np.asarray(old)[np.asarray(self.source)[m]]
+        if shift:
+            out[m] += np.asarray(self.shift)[m].astype(out.dtype)
+        return out
+
+    def pull(self, theta):
+        """θ_old = E θ + offset, the old parameters a grown θ stands for (jnp)."""
+        m = self.mapped
+        n_old = self.old_model.network.n_params
+        weighted = jnp.asarray(self.weight[m], theta.dtype) * theta[m]
+        return jnp.zeros(n_old, theta.dtype).at[self.source[m]].add(weighted) + jnp.asarray(
+            self.offset, theta.dtype)
 
 
 class Consolidation(ABC):
@@ -136,6 +223,28 @@ class Consolidation(ABC):
     def point_estimate(self, state, params):
         """θ*_t, the network parameters that predict, from the trained params."""
         return params
+
+    def grow(self, state, growth, key):
+        """The state for an output layer that gained classes.
+
+        Called on the consolidation of the network before growth. The old
+        tasks' losses did not depend on the new parameters when they were
+        learned, so the stand-in for L_{t-1} grows by the prior's block for
+        them (see the user guide for what this neglects: the new logits in
+        the old tasks' softmax normaliser).
+
+        Parameters
+        ----------
+        state : pytree
+            The state before growth.
+        growth : Growth
+        key : PRNG key
+            For methods that refit something (NC's consolidator).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot follow an output layer that gains classes; "
+            "pass every class on the first call to partial_fit."
+        )
 
     def task_keys(self, key):
         """Split a task's key into the training key and the fold key."""

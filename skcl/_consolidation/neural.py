@@ -20,6 +20,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from .._networks import MLP
@@ -245,6 +246,46 @@ class Neural(Consolidation):
             return quadratic_penalty(state.prior, params, 1.0)
         return self.alpha * state.kappa(params)
 
+    def grow(self, state, growth, key):
+        """Refit κ on the grown θ to κ_old(θ_old) + ½·precision·‖θ_new‖².
+
+        κ's first layer is embedded first (W₀ ← Eᵀ W₀, b₀ ← b₀ + W₀ᵀ offset,
+        zero weights from the fresh coordinates), which reproduces
+        κ_old(E θ + offset) exactly on the grown vector;
+        the refit, on ball samples around the grown θ* as after a task
+        but with no data term, then adds the prior's block for the new
+        output rows. The new φ is fitted with the consolidator's own
+        hyperparameters (steps, points, learning rate, β).
+        """
+        if state.phi is None:  # no task folded in yet: the prior alone
+            return NeuralState(state.prior.grow(growth))
+        n_old, n_new = growth.old_model.network.n_params, growth.n_params
+        consolidator = MLP(n_new, self.hidden_layer_sizes, 1)
+        phi = np.asarray(state.phi)
+        width = state.consolidator.layer_sizes[1]
+        W0 = phi[: n_old * width].reshape(n_old, width)
+        b0 = phi[n_old * width : (n_old + 1) * width]
+        m = growth.mapped
+        first = np.zeros((n_new, width), phi.dtype)
+        first[m] = W0[np.asarray(growth.source)[m]] * np.asarray(growth.weight)[m, None]
+        b0 = b0 + (np.asarray(growth.offset) @ W0).astype(phi.dtype)
+        phi = np.concatenate([first.ravel(), b0, phi[(n_old + 1) * width :]])
+        target = _GrownTarget(
+            np.asarray(growth.source)[m], np.asarray(growth.weight, np.float32)[m], m,
+            np.asarray(growth.offset, np.float32), growth.new_coordinates,
+            float(growth.prior_precision),
+        )
+        n_features = growth.new_model.network.n_features
+        # No data term: one sample of weight zero keeps fit_consolidator's shapes.
+        X = np.zeros((1, n_features), np.float32)
+        phi, losses = fit_consolidator(
+            growth.new_model, consolidator, phi, target, state,
+            np.asarray(growth.theta), self.radius, X, np.zeros(1, np.int32),
+            np.zeros(1, np.float32), key, self.learning_rate, self.l2,
+            n_steps=self.n_steps, n_points=self.n_points,
+        )
+        return NeuralState(state.prior.grow(growth), phi, losses, consolidator)
+
     def task_keys(self, key):
         train_key, fit_key, init_key = jax.random.split(key, 3)
         return train_key, (fit_key, init_key)
@@ -262,3 +303,27 @@ class Neural(Consolidation):
             n_steps=self.n_steps, n_points=self.n_points,
         )
         return NeuralState(state.prior, phi, losses, consolidator)
+
+
+@consolidation()
+class _GrownTarget(Consolidation):
+    """The target of κ's refit after growth: κ_old(E θ + offset) plus the
+    prior on the fresh coordinates (used only as ``previous.penalty``)."""
+
+    source: jax.Array
+    weight: jax.Array
+    mapped: jax.Array
+    offset: jax.Array
+    new_coordinates: jax.Array
+    precision: float
+
+    def init(self, model, prior_precision, theta0, key):
+        raise NotImplementedError
+
+    def penalty(self, state, params, key):
+        new = params[self.new_coordinates]
+        old = self.offset.at[self.source].add(self.weight * params[self.mapped])
+        return state.kappa(old) + 0.5 * self.precision * jnp.sum(new * new)
+
+    def fold(self, model, state, task, key):
+        raise NotImplementedError

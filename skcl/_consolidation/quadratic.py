@@ -48,6 +48,22 @@ class QuadraticState:
             return np.asarray(self.prior)
         return np.asarray(self.prior) + np.asarray(self.curvature.diag())
 
+    def grow(self, growth):
+        """The stand-in grown by the prior's block for the new coordinates.
+
+        Mapped coordinates keep their centre (shifted where columns split
+        one) and prior, and see the curvature through the map
+        (``Growth``); fresh ones are centred at the prior's mean (zero)
+        with the prior's precision and no curvature: no old task's loss
+        depended on them.
+        """
+        center = growth.embed(self.center, np.zeros(growth.n_params, np.float32))
+        prior = growth.embed(
+            self.prior, np.full(growth.n_params, growth.prior_precision, np.float32), shift=False
+        )
+        curvature = None if self.curvature is None else self.curvature.grow(growth)
+        return QuadraticState(center, prior, curvature)
+
 
 def prior_state(n_params, precision):
     """L_0 = ½·precision·‖θ‖² as a quadratic centred at zero."""
@@ -77,6 +93,9 @@ class Prior(Consolidation):
 
     def fold(self, model, state, task, key):
         return state
+
+    def grow(self, state, growth, key):
+        return state.grow(growth)
 
 
 def _physical_memory():
@@ -165,3 +184,6 @@ class Quadratic(Consolidation):
         C = self.task_curvature(model, task)
         total = C if state.curvature is None else state.curvature.add(C)
         return QuadraticState(task.end, state.prior, total)
+
+    def grow(self, state, growth, key):
+        return state.grow(growth)

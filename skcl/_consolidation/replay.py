@@ -46,5 +46,10 @@ class Replay(Consolidation):
     def fold(self, model, state, task, key):
         return ReplayState(state.prior, task.X, task.y, task.sample_weight)
 
+    def grow(self, state, growth, key):
+        # The stored labels are class indices, which move with their columns.
+        y = None if state.y is None else np.asarray(growth.columns)[state.y].astype(state.y.dtype)
+        return ReplayState(state.prior.grow(growth), state.X, y, state.sample_weight)
+
     def task_keys(self, key):
         return key, None

@@ -59,6 +59,18 @@ class FullCurvature:
     def to_dense(self):
         return np.asarray(self.matrix)
 
+    def grow(self, growth):
+        """Eᵀ C E: C seen through the grown θ (zero at fresh coordinates).
+
+        Exact for the quadratic form: dᵀ(Eᵀ C E)d = (E d)ᵀ C (E d).
+        """
+        m = growth.mapped
+        src, w = np.asarray(growth.source)[m], np.asarray(growth.weight)[m]
+        old = np.asarray(self.matrix)
+        matrix = np.zeros((growth.n_params, growth.n_params), old.dtype)
+        matrix[np.ix_(m, m)] = old[np.ix_(src, src)] * np.outer(w, w).astype(old.dtype)
+        return FullCurvature(matrix)
+
     @property
     def nbytes(self):
         return int(np.asarray(self.matrix).nbytes)
@@ -85,6 +97,19 @@ class DiagonalCurvature:
 
     def to_dense(self):
         return np.diag(np.asarray(self.diagonal))
+
+    def grow(self, growth):
+        """C seen through the grown θ, kept diagonal; zero at fresh coordinates.
+
+        A moved coordinate keeps its entry. Eᵀ C E is not diagonal where k
+        columns split one (it constrains their mean), so each of them gets
+        c/k, which is exact when they move together.
+        """
+        m = growth.mapped
+        old = np.asarray(self.diagonal)
+        diagonal = np.zeros(growth.n_params, old.dtype)
+        diagonal[m] = old[np.asarray(growth.source)[m]] * np.asarray(growth.weight)[m]
+        return DiagonalCurvature(diagonal)
 
     @property
     def nbytes(self):
@@ -157,6 +182,25 @@ class KroneckerCurvature:
             dense[start : start + len(b), start : start + len(b)] = b
             start += len(b)
         return dense
+
+    def grow(self, growth):
+        """Eᵀ C E with the output factor G mapped as E_oᵀ G E_o.
+
+        Block A ⊗ G over vec(W̃) row-major has entry A_ij G_kl at
+        (i·K + k, j·K + l), and the map acts on output columns alone, so
+        mapping G (zero rows and columns at fresh outputs) is exact.
+        """
+        *hidden, (A, G) = self.factors
+        G = np.asarray(G)
+        out = np.flatnonzero(np.asarray(growth.out_source) >= 0)
+        src, w = np.asarray(growth.out_source)[out], np.asarray(growth.out_weight)[out]
+        k_new = growth.new_model.network.n_outputs
+        grown = np.zeros((G.shape[0], k_new, k_new), G.dtype)
+        grown[:, out[:, None], out[None, :]] = (
+            G[:, src[:, None], src[None, :]] * np.outer(w, w).astype(G.dtype))
+        return KroneckerCurvature(
+            (*hidden, (np.asarray(A), grown)), growth.new_model.network.layer_shapes
+        )
 
     @property
     def n_terms(self):

@@ -68,3 +68,6 @@ class PathIntegral(Consolidation):
         omega = DiagonalCurvature(path_importance(task.trace, task.start, task.end, self.damping))
         total = omega if state.curvature is None else state.curvature.add(omega)
         return QuadraticState(task.end, state.prior, total)
+
+    def grow(self, state, growth, key):
+        return state.grow(growth)

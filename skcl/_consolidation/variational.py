@@ -20,7 +20,7 @@ layout of ``v``:
   ``v = [logits (K), μ (K·P), ρ (K·P)]``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
@@ -120,6 +120,12 @@ class Gaussian:
         """E_q[θ] = μ."""
         return v[: self.n_params]
 
+    def grow(self, v, fill, growth):
+        """v for the grown θ: ``fill`` at fresh coordinates (see ``_grow_gaussian``)."""
+        P_old, P = self.n_params, growth.n_params
+        mean, rho = _grow_gaussian(v[:P_old], v[P_old:], fill[:P], fill[P:], growth)
+        return np.concatenate([mean, rho])
+
 
 @dataclass(frozen=True)
 class GaussianMixture:
@@ -198,10 +204,43 @@ class GaussianMixture:
         """Monte Carlo KL(q ‖ p) on samples drawn from q."""
         return jnp.mean(self.log_density(q, samples) - self.log_density(p, samples))
 
+    def grow(self, v, fill, growth):
+        """v for the grown θ, component by component (see ``_grow_gaussian``)."""
+        K, P_old, P = self.n_components, self.n_params, growth.n_params
+        v, fill = np.asarray(v), np.asarray(fill)
+        means, rhos = [], []
+        for k in range(K):
+            mean, rho = _grow_gaussian(
+                v[K + k * P_old : K + (k + 1) * P_old],
+                v[K + (K + k) * P_old : K + (K + k + 1) * P_old],
+                fill[K + k * P : K + (k + 1) * P],
+                fill[K + (K + k) * P : K + (K + k + 1) * P],
+                growth,
+            )
+            means.append(mean)
+            rhos.append(rho)
+        return np.concatenate([v[:K], *means, *rhos])
+
     def mean(self, v):
         """E_q[θ] = Σ_k π_k μ_k."""
         logits, mean, _ = self.split(v)
         return jax.nn.softmax(logits) @ mean
+
+
+def _grow_gaussian(mean, rho, fill_mean, fill_rho, growth):
+    """Mean-field Gaussian coordinates carried over to the grown θ.
+
+    Mapped coordinates keep their mean (shifted where columns split one)
+    and their scale, widened by √k where k columns split one coordinate,
+    so that their mean has the old variance; fresh ones take ``fill``.
+    """
+    mean = growth.embed(np.asarray(mean, np.float32), fill_mean)
+    std = np.asarray(jax.nn.softplus(np.asarray(rho, np.float32)))
+    m = growth.mapped
+    grown_std = std[np.asarray(growth.source)[m]] / np.sqrt(np.asarray(growth.weight)[m])
+    rho = np.array(fill_rho, np.float32)
+    rho[m] = _inverse_softplus(grown_std.astype(np.float64)).astype(np.float32)
+    return mean, rho
 
 
 def _expected_nll(model, thetas, X, y, w):
@@ -275,6 +314,23 @@ class Variational(Consolidation):
 
     def point_estimate(self, state, params):
         return self.family.mean(params)
+
+    def grow(self, state, growth, key):
+        """q_{t-1} and the next start grown by the prior for the new rows.
+
+        The mapped coordinates keep their means and scales (see
+        ``_grow_gaussian``). In q_{t-1}, the
+        prior of the next task, the new coordinates are the prior
+        N(0, 1/precision); where the next task starts they are what a fresh
+        start would be: the grown θ (a fresh initialisation on the new
+        rows) with σ = softplus(-2), the same for every mixture component.
+        """
+        family = replace(self.family, n_params=growth.n_params)
+        theta = np.asarray(growth.theta, np.float32)
+        prior = self.family.grow(state.prior, family.prior(growth.prior_precision), growth)
+        start = family.init(np.stack([theta] * family.n_components))
+        posterior = self.family.grow(state.posterior, start, growth)
+        return VariationalState(prior, posterior, state.low, state.high)
 
     def task_keys(self, key):
         return jax.random.fold_in(key, 0), key

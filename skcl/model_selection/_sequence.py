@@ -41,7 +41,8 @@ def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *
         validation or test sequence). None evaluates on ``train_tasks``.
     classes : array-like of shape (n_classes,), default=None
         Every class of the sequence. None takes the labels of all the
-        training tasks.
+        training tasks. A classifier with ``grow_classes=True`` is not
+        told them: it meets each class in the first task that holds it.
     history : bool, default=True
         Evaluate after every task. False evaluates only after the last
         one, which is all the final average accuracy needs; the other
@@ -137,9 +138,12 @@ def _learn(estimator, train_tasks, eval_tasks, classes, history, scorers=None):
     n_tasks = len(train_tasks)
     matrices = {name: np.full((n_tasks, n_tasks), np.nan) for name in scorers}
     fit_time = score_time = 0.0
+    # A classifier whose classes grow meets them task by task, as in a
+    # stream that does not announce them; the others are told them all.
+    announce = None if getattr(final_estimator(estimator), "grow_classes", False) else classes
     for j, (X, y) in enumerate(train_tasks):
         start = time.perf_counter()
-        estimator.partial_fit(X, y, classes=classes)
+        estimator.partial_fit(X, y, classes=announce)
         fit_time += time.perf_counter() - start
         if history or j == n_tasks - 1:
             start = time.perf_counter()

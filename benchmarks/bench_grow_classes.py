@@ -1,0 +1,110 @@
+"""Growing classes vs declaring them all up front, for every method.
+
+For each method and sequence, the final average test accuracy (%) of
+``grow_classes=True`` (no ``classes`` passed: each task announces its own)
+against ``grow_classes=False`` with every class declared on the first call,
+for seed 0 and a spread of seeds (mean ± std). λ (and ξ, r) are fixed per
+method, not searched, so that the two columns differ only by the growth.
+
+Sequences: CI Split Iris (FCNN (4,)), CI Split Wine (FCNN (16,)), both
+bundled, and CI Split MNIST on frozen features (5 tasks of two digits,
+softmax regression). **The MNIST features here are a reduced stand-in**:
+the first 64 principal components of the pixels (fitted on the training
+images), a stratified subset of the images (``--mnist-per-class``) and
+fewer epochs, because pre-training the paper's ``cnn4`` extractor does
+not fit a benchmark on two shared CPU cores (see bench_split_mnist.py for
+the full protocol).
+
+Run::
+
+    SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. python benchmarks/bench_grow_classes.py
+"""
+
+import argparse
+import time
+
+import numpy as np
+from sklearn.decomposition import PCA
+
+import skcl
+from skcl.datasets import load_ci_split_iris, load_ci_split_wine, load_mnist
+
+METHODS = {
+    "Fine-tuning": ("FineTuningClassifier", {}),
+    "Joint": ("JointClassifier", {}),
+    "AQC": ("AQCClassifier", {"alpha": 1.0}),
+    "EWC": ("EWCClassifier", {"alpha": 100.0}),
+    "Online EWC": ("OnlineEWCClassifier", {"alpha": 100.0, "decay": 0.9}),
+    "SI": ("SIClassifier", {"alpha": 1.0, "damping": 0.1}),
+    "NC": ("NCClassifier", {"alpha": 1.0, "radius": 1.0, "consolidator_n_steps": 200,
+                            "consolidator_hidden_layer_sizes": (64,)}),
+    "G-VCL": ("GVCLClassifier", {}),
+    "GM-VCL": ("GMVCLClassifier", {"n_components": 2}),
+    "G-SFSVI": ("GSFSVIClassifier", {}),
+}
+
+
+def mnist_features(per_class, seed=0):
+    """CI Split MNIST on PCA features: 5 tasks of two digits (reduced)."""
+    data = load_mnist()
+    rng = np.random.default_rng(seed)
+
+    def subset(X, y, n):
+        idx = np.concatenate([rng.permutation(np.flatnonzero(y == c))[:n] for c in range(10)])
+        return X[idx].reshape(len(idx), -1) / 255.0, y[idx]
+
+    Xtr, ytr = subset(*data.train, per_class)
+    Xte, yte = subset(*data.test, max(per_class // 5, 20))
+    pca = PCA(64, random_state=0).fit(Xtr)
+    Xtr, Xte = pca.transform(Xtr).astype(np.float32), pca.transform(Xte).astype(np.float32)
+    groups = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
+    split = lambda X, y: [(X[np.isin(y, g)], y[np.isin(y, g)]) for g in groups]  # noqa: E731
+    return split(Xtr, ytr), split(Xte, yte), np.arange(10)
+
+
+def final_accuracy(cls, params, train, test, classes, grow, seed):
+    clf = getattr(skcl, cls)(**params, grow_classes=grow, random_state=seed)
+    for X, y in train:
+        clf.partial_fit(X, y, classes=None if grow else classes)
+    return 100 * np.mean([np.mean(clf.predict(X) == y) for X, y in test])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--methods", nargs="*", default=list(METHODS))
+    parser.add_argument("--sequences", nargs="*", default=["iris", "wine", "mnist"])
+    parser.add_argument("--mnist-per-class", type=int, default=500)
+    parser.add_argument("--mnist-epochs", type=int, default=10)
+    args = parser.parse_args()
+    sequences = {}
+    if "iris" in args.sequences:
+        d = load_ci_split_iris()
+        sequences["CI Split Iris"] = (d.train, d.test, d.classes,
+                                      dict(learning_rate=0.1, hidden_layer_sizes=(4,)))
+    if "wine" in args.sequences:
+        d = load_ci_split_wine()
+        sequences["CI Split Wine"] = (d.train, d.test, d.classes,
+                                      dict(learning_rate=0.01, hidden_layer_sizes=(16,)))
+    if "mnist" in args.sequences:
+        train, test, classes = mnist_features(args.mnist_per_class)
+        sequences["CI Split MNIST (PCA features, reduced)"] = (
+            train, test, classes,
+            dict(learning_rate=0.01, batch_size=64, n_epochs=args.mnist_epochs))
+    print(f"{'sequence':40s} {'method':12s} {'declared s0':>11s} {'grown s0':>9s} "
+          f"{'declared mean±sd':>17s} {'grown mean±sd':>14s} {'time s':>7s}")
+    for seq, (train, test, classes, settings) in sequences.items():
+        for name in args.methods:
+            cls, params = METHODS[name]
+            start = time.perf_counter()
+            acc = {grow: [final_accuracy(cls, {**settings, **params}, train, test, classes,
+                                         grow, seed) for seed in range(args.seeds)]
+                   for grow in (False, True)}
+            d, g = np.array(acc[False]), np.array(acc[True])
+            print(f"{seq:40s} {name:12s} {d[0]:11.1f} {g[0]:9.1f} "
+                  f"{d.mean():9.1f} ± {d.std():4.1f} {g.mean():7.1f} ± {g.std():4.1f} "
+                  f"{time.perf_counter() - start:7.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

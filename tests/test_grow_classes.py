@@ -1,0 +1,277 @@
+"""Classes that are not known in advance (``grow_classes=True``)."""
+
+import copy
+import pickle
+
+import jax
+import numpy as np
+import pytest
+
+import skcl
+from skcl import AQCClassifier, EWCClassifier, SIClassifier
+from skcl._consolidation.variational import _inverse_softplus
+from skcl.model_selection import SequenceGridSearch, learn_task_sequence
+from skcl.pipeline import make_pipeline
+
+from .conftest import IRIS_SETTINGS
+from .test_estimators import learned_state
+
+FAST = dict(IRIS_SETTINGS, n_epochs=20)
+ALL_NAMES = [
+    "FineTuningClassifier", "JointClassifier", "AQCClassifier", "EWCClassifier",
+    "OnlineEWCClassifier", "SIClassifier", "NCClassifier", "GVCLClassifier",
+    "GMVCLClassifier", "GSFSVIClassifier",
+]
+CHEAP = {
+    "NCClassifier": dict(consolidator_n_steps=20, consolidator_hidden_layer_sizes=(8,),
+                         consolidator_sample_size=8),
+    "GVCLClassifier": dict(n_epochs=5, n_train_samples=2, n_predict_samples=5),
+    "GMVCLClassifier": dict(n_epochs=5, n_train_samples=2, n_predict_samples=5),
+    "GSFSVIClassifier": dict(n_epochs=5, n_train_samples=2, n_predict_samples=5),
+}
+
+
+def make(name, **params):
+    return getattr(skcl, name)(**{**FAST, **CHEAP.get(name, {}), "random_state": 0,
+                                  "grow_classes": True, **params})
+
+
+def grown_copy(clf, classes):
+    """A deep copy of ``clf`` whose classes grew to ``classes`` (no task learned)."""
+    other = copy.deepcopy(clf)
+    growth = other._grow(np.asarray(classes))
+    return other, growth
+
+
+@pytest.mark.parametrize("classes", [[0, 1], [0, 1, 2]])
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        (AQCClassifier, dict(alpha=3.0)),
+        (AQCClassifier, dict(alpha=3.0, curvature="ggn", structure="kron",
+                             hidden_layer_sizes=(4,))),
+        (AQCClassifier, dict(alpha=3.0, structure="diag", hidden_layer_sizes=(4,))),
+        (EWCClassifier, dict(alpha=30.0)),
+        (SIClassifier, dict(alpha=2.0)),
+        (skcl.OnlineEWCClassifier, dict(alpha=5.0)),
+    ],
+)
+def test_penalty_old_coordinates_unchanged_new_ones_carry_the_prior(cls, params, classes, iris):
+    X, y = iris.train[0]
+    y = np.where(y == 0, 1, y)  # the first task's class is 1: class 0 lands before it
+    clf = cls(**FAST, random_state=0, grow_classes=True, prior_precision=2.0, **params)
+    clf.partial_fit(X, y)
+    grown, growth = grown_copy(clf, classes)
+    old_method, new_method = clf._make_consolidation(), grown._make_consolidation()
+    old_state, state = clf.consolidation_, grown.consolidation_
+    new, mapped = growth.new_coordinates, growth.mapped
+    # One fresh output column: the new unseen-classes output.
+    assert len(new) == grown.network_.layer_shapes[-1][0] + 1
+    np.testing.assert_array_equal(state.center[new], 0.0)
+    np.testing.assert_array_equal(state.prior[new], 2.0)
+    np.testing.assert_array_equal(state.prior[mapped], old_state.prior[growth.source[mapped]])
+    alpha = params["alpha"]
+    rng = np.random.default_rng(0)
+    exact = len(classes) == 2 or structure_of(old_state) != "diag"
+    for _ in range(3):
+        theta = rng.normal(size=grown.network_.n_params).astype(np.float32)
+        d_new = theta - state.center
+        d_old = np.asarray(growth.pull(theta)) - old_state.center
+        if len(classes) == 2:  # one new class: a permutation, the penalty is the old one
+            prior_block = 0.5 * 2.0 * np.sum(theta[new] ** 2, dtype=np.float64)
+            np.testing.assert_allclose(
+                float(new_method.penalty(state, theta, None)),
+                float(old_method.penalty(old_state, growth.pull(theta), None))
+                + alpha * prior_block, rtol=1e-5)
+        if exact:  # the curvature seen through the map: dᵀ(Eᵀ C E)d = (E d)ᵀ C (E d)
+            np.testing.assert_allclose(
+                float(state.curvature.quadratic(d_new)),
+                float(old_state.curvature.quadratic(d_old)), rtol=1e-4, atol=1e-6)
+    dense = np.asarray(state.curvature.to_dense())
+    np.testing.assert_array_equal(dense[new], 0.0)
+    np.testing.assert_array_equal(dense[:, new], 0.0)
+
+
+def structure_of(state):
+    return {"FullCurvature": "full", "KroneckerCurvature": "kron",
+            "DiagonalCurvature": "diag"}[type(state.curvature).__name__]
+
+
+def test_theta_keeps_old_values_and_new_rows_are_a_fresh_init(iris):
+    X, y = iris.train[1]
+    clf = make("AQCClassifier", hidden_layer_sizes=(4,)).partial_fit(X, y)
+    grown, growth = grown_copy(clf, [0, 1])
+    m = growth.mapped
+    np.testing.assert_array_equal(grown.theta_[m], clf.theta_[growth.source[m]])
+    fresh = np.asarray(grown.network_.init(
+        jax.random.fold_in(jax.random.PRNGKey(clf._seed), 2**31 - 1)))
+    new = growth.new_coordinates
+    np.testing.assert_array_equal(grown.theta_[new], fresh[new])
+    # The new class 0 takes over the unseen-classes output (old column 1);
+    # the new unseen output is fresh: weights from the initialiser, zero bias.
+    W, b = grown.network_.unflatten(grown.theta_)[-1]
+    W_old, b_old = clf.network_.unflatten(clf.theta_)[-1]
+    np.testing.assert_array_equal(W[:, 0], W_old[:, 1])
+    np.testing.assert_array_equal(W[:, 1], W_old[:, 0])
+    assert b[2] == 0 and np.all(W[:, 2] != 0)
+
+
+def test_two_new_classes_split_the_unseen_output(iris):
+    clf = make("AQCClassifier").partial_fit(*iris.train[0])
+    grown, growth = grown_copy(clf, [0, 1, 2])
+    W, b = grown.network_.unflatten(grown.theta_)[-1]
+    W_old, b_old = clf.network_.unflatten(clf.theta_)[-1]
+    np.testing.assert_array_equal(W[:, 1], W_old[:, 1])
+    np.testing.assert_array_equal(W[:, 2], W_old[:, 1])
+    # log-sum-exp of the two split logits is the old unseen logit, everywhere.
+    X = iris.test[0][0]
+    z_old = X @ W_old + b_old
+    z = X @ W + b
+    np.testing.assert_allclose(np.logaddexp(z[:, 1], z[:, 2]), z_old[:, 1], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(growth.pull(grown.theta_)), clf.theta_, rtol=1e-5)
+
+
+@pytest.mark.parametrize("family", ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"])
+def test_variational_prior_of_new_rows_is_the_prior(family, iris):
+    clf = make(family, prior_precision=4.0).partial_fit(*iris.train[0])
+    grown, growth = grown_copy(clf, [0, 1])
+    fam = grown._make_consolidation().family
+    prior, old_prior = grown.consolidation_.prior, clf.consolidation_.prior
+    expected = np.asarray(fam.prior(4.0))
+    P, K = fam.n_params, fam.n_components
+    offset = K if K > 1 else 0
+    for k in range(K):
+        for part in (0, 1):  # μ then ρ
+            start = offset + (part * K + k) * P
+            block = prior[start : start + P]
+            np.testing.assert_allclose(block[growth.new_coordinates],
+                                       expected[start : start + P][growth.new_coordinates])
+            old_start = offset + (part * K + k) * clf.network_.n_params
+            old_block = old_prior[old_start : old_start + clf.network_.n_params]
+            m = growth.mapped
+            np.testing.assert_allclose(block[m], old_block[growth.source[m]], rtol=1e-5)
+    assert np.isclose(expected[-1], _inverse_softplus(0.5))
+
+
+def test_nc_refit_keeps_kappa_on_old_coordinates(iris):
+    clf = make("NCClassifier", consolidator_n_steps=200).partial_fit(*iris.train[0])
+    grown, growth = grown_copy(clf, [0, 1])
+    center = grown.theta_
+    old = float(clf.consolidation_.kappa(growth.pull(center)))
+    new = float(grown.consolidation_.kappa(center))
+    prior = 0.5 * np.sum(center[growth.new_coordinates] ** 2)
+    assert grown.consolidation_.phi.shape[0] > clf.consolidation_.phi.shape[0]
+    assert abs(new - (old + prior)) < 0.25 * (abs(old) + prior + 1.0)
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_every_method_grows_and_pickles_mid_sequence(name, iris):
+    """Classes announced one task at a time; pickling between tasks changes nothing."""
+    straight, revived = make(name), make(name)
+    for i, (X, y) in enumerate(iris.train):
+        straight.partial_fit(X, y)
+        revived.partial_fit(X, y)
+        if i < 2:
+            revived = pickle.loads(pickle.dumps(revived))
+        assert straight.classes_.tolist() == list(range(i + 1))
+    X = np.concatenate([X for X, _ in iris.test])
+    assert straight.predict_proba(X).shape == (len(X), 3)
+    np.testing.assert_array_equal(straight.predict_proba(X), revived.predict_proba(X))
+    np.testing.assert_array_equal(straight.predict(X), revived.predict(X))
+
+
+def test_longer_classes_and_labels_in_the_middle(iris):
+    X0, y0 = iris.train[0]
+    X2, y2 = iris.train[2]
+    clf = make("AQCClassifier").partial_fit(X2, y2)  # class 2 first
+    assert clf.classes_.tolist() == [2]
+    assert clf.predict_proba(X0).shape == (len(X0), 1)
+    clf.partial_fit(X0, y0, classes=[0, 2, 5])
+    assert clf.classes_.tolist() == [0, 2, 5]
+    assert clf.predict_proba(X0).shape == (len(X0), 3)
+    assert clf.decision_function(X0).shape == (len(X0), 3)
+    assert np.mean(clf.predict(X0) == 0) > 0.5
+
+
+def test_binary_grown_classes_are_a_softmax(iris):
+    X = np.concatenate([iris.train[0][0], iris.train[1][0]])
+    y = np.concatenate([iris.train[0][1], iris.train[1][1]])
+    clf = make("AQCClassifier").partial_fit(X, y)
+    assert clf.likelihood_ == "categorical"
+    assert clf.decision_function(X).shape == (len(X),)
+    assert np.array_equal(clf.decision_function(X) > 0, clf.predict(X) == 1)
+    clf.partial_fit(*iris.train[2])
+    assert clf.classes_.tolist() == [0, 1, 2]
+
+
+def test_sigmoid_output_cannot_grow_clear_error(iris):
+    X = np.concatenate([iris.train[0][0], iris.train[1][0]])
+    y = np.concatenate([iris.train[0][1], iris.train[1][1]])
+    clf = AQCClassifier(**FAST, random_state=0).partial_fit(X, y, classes=[0, 1])
+    clf.set_params(grow_classes=True)
+    before = learned_state(clf)
+    with pytest.raises(ValueError, match="sigmoid output, which cannot gain"):
+        clf.partial_fit(*iris.train[2])
+    assert learned_state(clf) == before
+
+
+def test_bad_input_rejected_and_changes_nothing(iris):
+    clf = make("AQCClassifier")
+    for X, y in iris.train[:2]:
+        clf.partial_fit(X, y)
+    before = learned_state(clf)
+    X, y = iris.train[2]
+    bad = {
+        "classes lack classes seen before": (y, [1, 2]),
+        "keep one type": (np.array(["a"] * len(y)), None),
+        "not in classes": (y, [0, 1]),
+        "grow_classes must be True or False": (y, None),
+    }
+    for message, (labels, classes) in bad.items():
+        if message.startswith("grow_classes"):
+            clf.set_params(grow_classes="yes")
+        with pytest.raises(ValueError, match=message):
+            clf.partial_fit(X, labels, classes=classes)
+        clf.set_params(grow_classes=True)
+        assert learned_state(clf) == before, message
+
+
+def test_default_still_requires_classes_and_rejects_new_labels(iris):
+    clf = AQCClassifier(**FAST, random_state=0)
+    with pytest.raises(ValueError, match="classes must be passed"):
+        clf.partial_fit(*iris.train[0])
+    clf.partial_fit(*iris.train[0], classes=[0, 1])
+    with pytest.raises(ValueError, match="not in classes"):
+        clf.partial_fit(*iris.train[2])
+
+
+def test_pipeline_sequence_and_search(iris):
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(np.concatenate([X for X, _ in iris.train]))
+    pipe = make_pipeline(scaler, make("AQCClassifier"))
+    for i, (X, y) in enumerate(iris.train):
+        pipe.partial_fit(X, y)
+        assert pipe.classes_.tolist() == list(range(i + 1))
+    R = learn_task_sequence(make("JointClassifier"), iris.train, iris.test)
+    # Before a class is met, its task scores zero; joint training learns each.
+    assert R[1, 0] == 0 and R[2, 0] == 0 and R[2, 1] == 0
+    assert np.all(np.diag(R) > 0.5)
+    search = SequenceGridSearch(
+        make("AQCClassifier"), {"alpha": [1.0, 10.0]}, n_jobs=1
+    ).fit(iris.train, iris.validation)
+    assert search.best_estimator_.classes_.tolist() == [0, 1, 2]
+    assert search.accuracy_matrices_.shape == (2, 3, 3)
+
+
+def test_accuracy_and_log_loss_matrices_with_classes_met_later(iris):
+    from sklearn.metrics import log_loss
+
+    R = learn_task_sequence(make("FineTuningClassifier"), iris.train, iris.test,
+                            scoring=["accuracy", log_loss])
+    acc, loss = R["accuracy"], R["log_loss"]
+    # After task 1 only one class is known: no probability score; later,
+    # tasks of classes not met yet score NaN, the others a finite loss.
+    assert np.all(np.isnan(loss[:, 0])) and np.isnan(loss[2, 1])
+    assert np.isfinite(loss[0, 1]) and np.all(np.isfinite(loss[:, 2]))
+    assert acc[2, 0] == 0 and acc[0, 0] == 1
