@@ -172,3 +172,37 @@ def test_nc_beats_aqc_on_ci_split_iris_with_validation_chosen_hyperparameters(ir
     nc_test = final_average_accuracy(nc, iris.test)
     assert nc_test >= 0.8
     assert nc_test > final_average_accuracy(aqc, iris.test)
+
+
+def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris):
+    # The search defers each candidate's last fold and completes the best
+    # one's: the scores, θ*_T and φ*_T are those of plain partial_fit calls.
+    from skcl.model_selection import SequenceGridSearch, learn_task_sequence
+
+    common = dict(consolidator_hidden_layer_sizes=(16,), consolidator_n_steps=50,
+                  learning_rate=0.1, n_epochs=20, random_state=0)
+    grid = {"alpha": [1.0, 100.0]}
+    search = SequenceGridSearch(NCClassifier(**common), grid).fit(
+        iris.train, iris.validation, classes=iris.classes
+    )
+    for i, params in enumerate(search.cv_results_["params"]):
+        R = learn_task_sequence(NCClassifier(**common, **params), iris.train, iris.validation,
+                                classes=iris.classes)
+        np.testing.assert_array_equal(search.accuracy_matrices_[i][:, -1], R[:, -1])
+    best = search.best_estimator_
+    reference = NCClassifier(**common, **search.best_params_)
+    for X, y in iris.train:
+        reference.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(best.theta_, reference.theta_)
+    np.testing.assert_array_equal(best.consolidation_.phi, reference.consolidation_.phi)
+    np.testing.assert_array_equal(best.consolidator_loss_curve_,
+                                  reference.consolidator_loss_curve_)
+    assert not hasattr(best, "_fold_lazily")
+    # A lazily folding estimator folds each task when the next one needs it.
+    lazy = NCClassifier(**common, **search.best_params_)
+    lazy._fold_lazily = True
+    for X, y in iris.train:
+        lazy.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(lazy.theta_, reference.theta_)
+    lazy._complete_fold()
+    np.testing.assert_array_equal(lazy.consolidation_.phi, reference.consolidation_.phi)
