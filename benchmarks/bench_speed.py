@@ -24,6 +24,23 @@ interleaved (the machine may be shared: compare ratios, not seconds).
 ``--quick`` shortens NC's consolidator fits (200 steps instead of 1000),
 runs each search variant once instead of twice and the cold/warm
 comparison twice instead of three times.
+
+Measured on two shared CPU cores at a load average of about 16 (other
+jobs running), ``--quick --repeats 1``, 2026-11-23:
+
+1. no cache 442.9 s, cold cache 352.5 s (0.80; the cold run writes the
+   cache, so it is no faster in itself: the difference is the load's
+   noise), warm cache 100.1 s (0.23: about 4.4 times faster); 57
+   programs, 1.6 MiB; θ*_T bit-identical. An earlier run with three
+   repeats: no cache 349–352 s, warm 83–89 s (0.24).
+2. CI Split Wine, per task size (38, 45, 30 rows): first call 37.8,
+   16.9, 22.6 s, compiled 0.03, 0.14, 0.01 s: 99–100 % compilation.
+3. NC search, 200-step folds: 59.4 s with every fold, 38.1 s without the
+   last ones (0.64); same scores, best θ*_T and φ*_T.
+
+Also measured (not by this script): scikit-learn's estimator checks of
+EWCClassifier (63 tests), one pytest process, empty cache 537 s, warm
+cache 141 s (0.26).
 """
 
 import argparse
