@@ -15,8 +15,8 @@ from skcl import _compilation_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Imports the training code, compiles and runs one small program, and says
-# which cache folder JAX uses.
+# Imports the training code, with "fit" compiles and runs one small
+# estimator's programs, and says which cache folder JAX uses.
 SCRIPT = """
 import warnings
 warnings.simplefilter("error", UserWarning)
@@ -26,19 +26,22 @@ import skcl._training
 import jax, jax.numpy as jnp
 from skcl import FineTuningClassifier
 from skcl.datasets import load_ci_split_iris
-data = load_ci_split_iris()
-FineTuningClassifier(n_epochs=2, random_state=0).partial_fit(*data.train[0], classes=data.classes)
+if sys.argv[1:] == ["fit"]:
+    data = load_ci_split_iris()
+    FineTuningClassifier(n_epochs=2, random_state=0).partial_fit(*data.train[0],
+                                                                 classes=data.classes)
 print(jax.config.jax_compilation_cache_dir)
 """
 
 
-def _run(tmp_path, **env):
+def _run(tmp_path, fit=True, **env):
     environment = {k: v for k, v in os.environ.items()
                    if not k.startswith(("SKCL_COMPILATION", "JAX_COMPILATION"))}
     environment.update(PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"),
                        XDG_CACHE_HOME="", **env)
-    result = subprocess.run([sys.executable, "-c", SCRIPT], env=environment, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=600)
+    command = [sys.executable, "-c", SCRIPT] + (["fit"] if fit else [])
+    result = subprocess.run(command, env=environment, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().splitlines()[-1], result.stderr
 
@@ -54,7 +57,7 @@ def test_on_by_default_in_the_per_user_cache_folder(tmp_path):
 def test_the_folder_can_be_chosen_or_the_cache_turned_off(tmp_path):
     folder, _ = _run(tmp_path, SKCL_COMPILATION_CACHE_DIR=str(tmp_path / "mine"))
     assert Path(folder) == tmp_path / "mine" and any((tmp_path / "mine").iterdir())
-    folder, stderr = _run(tmp_path, SKCL_COMPILATION_CACHE="0")
+    folder, stderr = _run(tmp_path, fit=False, SKCL_COMPILATION_CACHE="0")
     assert folder == "None"
     assert "JAX compilation cache off" in stderr
     assert not (tmp_path / "home" / ".cache").exists()
@@ -72,7 +75,7 @@ def test_an_unwritable_folder_leaves_the_cache_off_silently(tmp_path):
 
 
 def test_a_folder_set_through_jax_is_left_alone(tmp_path):
-    folder, _ = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jaxs"))
+    folder, _ = _run(tmp_path, fit=False, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jaxs"))
     assert Path(folder) == tmp_path / "jaxs"
 
 
