@@ -328,7 +328,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         params, losses, trace = self._minimize(model, method, state, start, X, y, w, train_key)
         train_time = time.perf_counter() - tic
         task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
-        state = method.fold(model, state, task, fold_key)
+        state = self._fold(method, model, state, task, fold_key)
         _check_finite_state(state, self.n_tasks_seen_)
         state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
         record = {
@@ -346,6 +346,10 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             "history_": [*getattr(self, "history_", []), record],
             **self._task_attributes(method, state, key),
         }
+
+    def _fold(self, method, model, state, task, key):
+        """Fold the finished task into the state (a subclass may defer it)."""
+        return method.fold(model, state, task, key)
 
     # ------------------------------------------------------------ internals
 

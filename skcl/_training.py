@@ -28,6 +28,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from ._compilation_cache import setup as _setup_compilation_cache
+
+# Every skcl program is compiled through this module (the estimators and
+# the feature extractors import it before compiling anything), so the
+# persistent compilation cache is turned on here rather than in
+# skcl/__init__.py, which must not import JAX.
+_setup_compilation_cache()
+
 __all__ = [
     "minimize",
     "minimize_epochwise",

@@ -13,6 +13,7 @@ from skcl._consolidation.neural import NeuralState, ball_sample, fit_consolidato
 from skcl._model import Model
 from skcl._networks import MLP
 from skcl.metrics import final_average_accuracy
+from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 
 from .conftest import IRIS_SETTINGS
 
@@ -153,22 +154,52 @@ def test_nc_beats_aqc_on_ci_split_iris_with_validation_chosen_hyperparameters(ir
     average accuracy ≥ 0.8 and above AQC's (the paper: NC 93.3 %, AQC
     66.7 %)."""
 
-    def run(clf):
-        for X, y in iris.train:
-            clf.partial_fit(X, y, classes=iris.classes)
-        return clf
+    # Chosen by the search (each candidate's final average accuracy on the
+    # validation sequence, the first of ties), which skips the consolidator
+    # fit after each NC candidate's last task: a third of this test's folds.
+    def chosen_on_validation(estimator, grid):
+        search = SequenceGridSearch(estimator, grid).fit(
+            iris.train, iris.validation, classes=iris.classes
+        )
+        return search.best_estimator_
 
-    def chosen_on_validation(candidates):
-        scores = [final_average_accuracy(c, iris.validation) for c in candidates]
-        return candidates[int(np.argmax(scores))]
-
-    grid = [(a, r) for a in (1, 10, 100, 1000, 10000) for r in (1, 10, 100)]
-    nc = chosen_on_validation(
-        [run(NCClassifier(alpha=a, radius=r, **IRIS_SETTINGS, random_state=0)) for a, r in grid]
-    )
-    aqc = chosen_on_validation(
-        [run(AQCClassifier(alpha=a, **IRIS_SETTINGS, random_state=0)) for a in (1, 10, 100, 1000, 10000)]
-    )
+    lambdas = [1, 10, 100, 1000, 10000]
+    nc = chosen_on_validation(NCClassifier(**IRIS_SETTINGS, random_state=0),
+                              {"alpha": lambdas, "radius": [1, 10, 100]})
+    aqc = chosen_on_validation(AQCClassifier(**IRIS_SETTINGS, random_state=0),
+                               {"alpha": lambdas})
     nc_test = final_average_accuracy(nc, iris.test)
     assert nc_test >= 0.8
     assert nc_test > final_average_accuracy(aqc, iris.test)
+
+
+def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris):
+    # The search defers each candidate's last fold and completes the best
+    # one's: the scores, θ*_T and φ*_T are those of plain partial_fit calls.
+    common = dict(consolidator_hidden_layer_sizes=(16,), consolidator_n_steps=50,
+                  learning_rate=0.1, n_epochs=20, random_state=0)
+    grid = {"alpha": [1.0, 100.0]}
+    search = SequenceGridSearch(NCClassifier(**common), grid).fit(
+        iris.train, iris.validation, classes=iris.classes
+    )
+    for i, params in enumerate(search.cv_results_["params"]):
+        R = learn_task_sequence(NCClassifier(**common, **params), iris.train, iris.validation,
+                                classes=iris.classes)
+        np.testing.assert_array_equal(search.accuracy_matrices_[i][:, -1], R[:, -1])
+    best = search.best_estimator_
+    reference = NCClassifier(**common, **search.best_params_)
+    for X, y in iris.train:
+        reference.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(best.theta_, reference.theta_)
+    np.testing.assert_array_equal(best.consolidation_.phi, reference.consolidation_.phi)
+    np.testing.assert_array_equal(best.consolidator_loss_curve_,
+                                  reference.consolidator_loss_curve_)
+    assert not hasattr(best, "_fold_lazily")
+    # A lazily folding estimator folds each task when the next one needs it.
+    lazy = NCClassifier(**common, **search.best_params_)
+    lazy._fold_lazily = True
+    for X, y in iris.train:
+        lazy.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(lazy.theta_, reference.theta_)
+    lazy._complete_fold()
+    np.testing.assert_array_equal(lazy.consolidation_.phi, reference.consolidation_.phi)

@@ -292,6 +292,7 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(scores[self.best_index_])
         if self.refit:
+            _complete_fold(final_estimator(best_model))
             self.best_estimator_ = (
                 _with_final_step(self.estimator, best_model) if prefix else best_model
             )
@@ -652,6 +653,11 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
     """
     candidate = clone(estimator).set_params(**params)
     last = final_estimator(candidate)
+    if hasattr(last, "_complete_fold"):
+        # Only the best candidate is ever used after its last task: the
+        # others skip the consolidation that would prepare a next task
+        # (NC's last consolidator fit); fit() completes the best one's.
+        last._fold_lazily = True
     if verbose and "verbose" in last.get_params():
         last.set_params(verbose=verbose)
     n_tasks = len(train_tasks)
@@ -690,6 +696,17 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
         "error": error,
         "estimator": candidate if keep_model and error is None else None,
     }
+
+
+def _complete_fold(estimator):
+    """Make the kept candidate an ordinary estimator (see _evaluate_candidate).
+
+    Its deferred last consolidation is done, exactly as it would have been
+    during training, and it folds every later task at once again.
+    """
+    if hasattr(estimator, "_complete_fold"):
+        estimator._complete_fold()
+        del estimator._fold_lazily
 
 
 def _warn_failures(failures, n_candidates):

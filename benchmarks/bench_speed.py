@@ -1,0 +1,201 @@
+"""Issue 14, "experiments at the speed of the hardware": before/after ratios.
+
+Prints three tables, each measured in this one run, the two variants
+interleaved (the machine may be shared: compare ratios, not seconds).
+
+1. **Compile once.** The same script (FineTuning, AQC, EWC and SI on CI
+   Split Iris and CI Split Wine, the paper's settings, ``random_state=0``)
+   in fresh processes: without the persistent compilation cache
+   (``SKCL_COMPILATION_CACHE=0``), with an empty cache (cold) and with
+   the cache the cold run filled (warm). Also checks that the θ*_T of
+   every run are bit-identical.
+2. **Shapes.** The compilation a new task size costs: the first
+   ``partial_fit`` of each of CI Split Wine's three task sizes (38, 45 and
+   30 rows; each compiles its own training loop), then the same calls
+   again (compiled). Padding the tasks to shared sizes would remove the
+   compilations but not keep the results identical (see the report).
+3. **NC search.** :class:`~skcl.model_selection.SequenceGridSearch` of
+   NCClassifier over the paper's 15-candidate grid (λ ∈ {1, 10, 100, 1000,
+   10000} × r ∈ {1, 10, 100}) on CI Split Iris, with every candidate's
+   last consolidator fit (before) and without it (after, the default).
+
+    PYTHONPATH=. python benchmarks/bench_speed.py [--quick] [--repeats N]
+
+``--quick`` shortens NC's consolidator fits (200 steps instead of 1000),
+runs each search variant once instead of twice and the cold/warm
+comparison twice instead of three times.
+
+Measured on two shared CPU cores at a load average of about 16 (other
+jobs running), ``--quick --repeats 1``, 2026-11-23:
+
+1. no cache 442.9 s, cold cache 352.5 s (0.80; the cold run writes the
+   cache, so it is no faster in itself: the difference is the load's
+   noise), warm cache 100.1 s (0.23: about 4.4 times faster); 57
+   programs, 1.6 MiB; θ*_T bit-identical. An earlier run with three
+   repeats: no cache 349–352 s, warm 83–89 s (0.24).
+2. CI Split Wine, per task size (38, 45, 30 rows): first call 37.8,
+   16.9, 22.6 s, compiled 0.03, 0.14, 0.01 s: 99–100 % compilation.
+3. NC search, 200-step folds: 59.4 s with every fold, 38.1 s without the
+   last ones (0.64); same scores, best θ*_T and φ*_T.
+
+Also measured (not by this script): scikit-learn's estimator checks of
+EWCClassifier (63 tests), one pytest process, empty cache 537 s, warm
+cache 141 s (0.26).
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = """
+import sys, time
+start = time.perf_counter()
+import numpy as np
+from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, SIClassifier
+from skcl.datasets import load_ci_split_iris, load_ci_split_wine
+thetas = {}
+for name, data, settings in [
+    ("iris", load_ci_split_iris(), dict(learning_rate=0.1, hidden_layer_sizes=(4,))),
+    ("wine", load_ci_split_wine(), dict(learning_rate=0.01, hidden_layer_sizes=(16,))),
+]:
+    for cls in (FineTuningClassifier, AQCClassifier, EWCClassifier, SIClassifier):
+        clf = cls(random_state=0, **settings)
+        for X, y in data.train:
+            clf.partial_fit(X, y, classes=data.classes)
+        thetas[name + "_" + cls.__name__] = clf.theta_
+np.savez(sys.argv[1], **thetas)
+print(time.perf_counter() - start)
+"""
+
+
+def run_script(cache_dir, enabled, out):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SKCL_COMPILATION_CACHE_DIR=str(cache_dir),
+               SKCL_COMPILATION_CACHE="1" if enabled else "0")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    result = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, check=True,
+                            capture_output=True, text=True)
+    return float(result.stdout.strip().splitlines()[-1])
+
+
+def cache_table(repeats):
+    print("1. Compile once: the same script in a fresh process (wall seconds, median of "
+          f"{repeats})")
+    times = {"no cache": [], "cold cache": [], "warm cache": []}
+    thetas = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for r in range(repeats):
+            cache = tmp / f"cache{r}"  # empty for the cold run, then warm
+            for label, enabled in (("no cache", False), ("cold cache", True),
+                                   ("warm cache", True)):
+                out = tmp / f"{label.replace(' ', '_')}{r}.npz"
+                times[label].append(run_script(cache, enabled, out))
+                thetas.append(dict(np.load(out)))
+        n_files = sum(1 for _ in (tmp / "cache0").iterdir())
+        size = sum(f.stat().st_size for f in (tmp / "cache0").iterdir()) / 2**20
+    base = statistics.median(times["no cache"])
+    print(f"   {'process':<12} {'median s':>9} {'runs':>28} {'ratio to no cache':>18}")
+    for label, values in times.items():
+        median = statistics.median(values)
+        runs = " ".join(f"{v:.1f}" for v in values)
+        print(f"   {label:<12} {median:>9.2f} {runs:>28} {median / base:>18.2f}")
+    identical = all(
+        all(np.array_equal(t[k], thetas[0][k]) for k in thetas[0]) for t in thetas[1:]
+    )
+    print(f"   cache: {n_files} programs, {size:.1f} MiB; θ*_T of all {len(thetas)} runs "
+          f"bit-identical: {identical}")
+    return identical
+
+
+def shapes_table():
+    from skcl import FineTuningClassifier
+    from skcl.datasets import load_ci_split_wine
+
+    data = load_ci_split_wine()
+    sizes = [len(y) for _, y in data.train]
+    print("\n2. Shapes: first partial_fit of each CI Split Wine task size in this process "
+          "(compiles) vs the same call again (compiled); FCNN(16), 100 epochs, batch 16")
+    print(f"   {'rows':>5} {'first s':>8} {'again s':>8} {'compile share':>14}")
+
+    def one(X, y):
+        clf = FineTuningClassifier(hidden_layer_sizes=(16,), random_state=0)
+        start = time.perf_counter()
+        clf.partial_fit(X, y, classes=data.classes)
+        return time.perf_counter() - start
+
+    for (X, y), n in zip(data.train, sizes):
+        first = one(X, y)
+        again = statistics.median(one(X, y) for _ in range(3))
+        print(f"   {n:>5} {first:>8.2f} {again:>8.2f} {1 - again / first:>14.0%}")
+
+
+def nc_table(quick):
+    from skcl import NCClassifier
+    from skcl._base import BaseSequentialClassifier
+    from skcl.datasets import load_ci_split_iris
+    from skcl.model_selection import SequenceGridSearch
+
+    class EagerNCClassifier(NCClassifier):
+        # The search's _fold_lazily flag is ignored: every fold runs, the
+        # last one included (the behaviour before).
+        _fold = BaseSequentialClassifier._fold
+
+    data = load_ci_split_iris()
+    n_steps = 200 if quick else 1000
+    settings = dict(learning_rate=0.1, random_state=0, consolidator_n_steps=n_steps)
+    grid = {"alpha": [1.0, 10.0, 100.0, 1000.0, 10000.0], "radius": [1.0, 10.0, 100.0]}
+    print(f"\n3. NC search: 15 candidates on CI Split Iris (SR, κ (256, 256), {n_steps} steps "
+          "per fold), n_jobs=1")
+    # Compile first, so that neither variant pays it.
+    SequenceGridSearch(NCClassifier(**settings), {"alpha": [1.0]}).fit(
+        data.train, data.validation, classes=data.classes)
+    times, searches = {"every fold (before)": [], "last fold skipped (after)": []}, {}
+    for _ in range(1 if quick else 2):
+        for label, cls in (("every fold (before)", EagerNCClassifier),
+                           ("last fold skipped (after)", NCClassifier)):
+            start = time.perf_counter()
+            searches[label] = SequenceGridSearch(cls(**settings), grid).fit(
+                data.train, data.validation, classes=data.classes)
+            times[label].append(time.perf_counter() - start)
+    before, after = searches.values()
+    same = (np.array_equal(before.accuracy_matrices_, after.accuracy_matrices_, equal_nan=True)
+            and np.array_equal(before.best_estimator_.theta_, after.best_estimator_.theta_)
+            and np.array_equal(before.best_estimator_.consolidation_.phi,
+                               after.best_estimator_.consolidation_.phi))
+    base = min(times["every fold (before)"])
+    print(f"   {'variant':<26} {'best s':>7} {'runs':>14} {'ratio':>6}")
+    for label, values in times.items():
+        runs = " ".join(f"{v:.1f}" for v in values)
+        print(f"   {label:<26} {min(values):>7.1f} {runs:>14} {min(values) / base:>6.2f}")
+    print(f"   same scores, best θ*_T and best φ*_T: {same}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--only", choices=["cache", "shapes", "nc"], default=None)
+    args = parser.parse_args()
+    repeats = args.repeats or (2 if args.quick else 3)
+    if args.only in (None, "cache"):
+        cache_table(repeats)
+    # The in-process tables run without the persistent cache, so that the
+    # compilations they time are real ones.
+    os.environ["SKCL_COMPILATION_CACHE"] = "0"
+    if args.only in (None, "shapes"):
+        shapes_table()
+    if args.only in (None, "nc"):
+        nc_table(args.quick)
+
+
+if __name__ == "__main__":
+    main()
