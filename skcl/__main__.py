@@ -299,10 +299,9 @@ def _reproduce(args):
         raise UserError(str(exc)) from None
     columns = rp.columns_for(args.sequence, args.model)
     if not columns:
-        if args.sequence in rp.SEQUENCES and rp.SEQUENCES[args.sequence].only_models:
-            only = rp.SEQUENCES[args.sequence].only_models
+        if {m for _, m in rp.columns_for(args.sequence)} == {"fcnn"}:
             raise UserError(f"{args.sequence} has no {args.model.upper()} column (it learns "
-                            f"an MLP on the pixels: --model {only[0]})")
+                            "an MLP on the pixels: --model fcnn)")
         raise UserError(f"{args.sequence} has no {args.model.upper()} column (image sequences "
                         "learn one dense layer on features: --model sr)")
     if args.pretrain is not None:
