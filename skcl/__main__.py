@@ -32,10 +32,10 @@ _FIGURE_ROWS = {"sr": "Softmax regression", "fcnn": "Fully connected neural netw
 # tests/test_cli.py checks them against skcl.reproduce.
 _SEQUENCES = [
     "ci-split-2d-iris", "ci-split-cifar10", "ci-split-fashion-mnist", "ci-split-ham8",
-    "ci-split-iris", "ci-split-mnist", "ci-split-wine", "di-split-cifar8",
-    "di-split-fashion-mnist", "di-split-ham6", "di-split-mnist",
+    "ci-split-iris", "ci-split-mnist", "ci-split-mnist-mlp", "ci-split-wine", "di-split-cifar8",
+    "di-split-fashion-mnist", "di-split-ham6", "di-split-mnist", "di-split-mnist-mlp",
 ]
-_GROUPS = ["classical", "fashion-mnist", "images", "mnist"]
+_GROUPS = ["classical", "fashion-mnist", "images", "mnist", "mnist-mlp"]
 _METHOD_KEYS = ["joint", "fine-tuning", "g-vcl", "gm-vcl", "g-sfsvi", "ewc", "si", "aqc", "nc"]
 _PRETRAINING = ["bcn-12", "cifar-100", "emnist-letters", "fashion-mnist", "mnist"]
 # Sequences and pre-training tasks read from ISIC images, which need pillow.
@@ -299,6 +299,9 @@ def _reproduce(args):
         raise UserError(str(exc)) from None
     columns = rp.columns_for(args.sequence, args.model)
     if not columns:
+        if {m for _, m in rp.columns_for(args.sequence)} == {"fcnn"}:
+            raise UserError(f"{args.sequence} has no {args.model.upper()} column (it learns "
+                            "an MLP on the pixels: --model fcnn)")
         raise UserError(f"{args.sequence} has no {args.model.upper()} column (image sequences "
                         "learn one dense layer on features: --model sr)")
     if args.pretrain is not None:

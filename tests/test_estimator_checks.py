@@ -26,6 +26,9 @@ ESTIMATORS = [
     EWCClassifier(**FAST),
     SIClassifier(**FAST),
     AQCClassifier(hidden_layer_sizes=(4,), **FAST),
+    # Kronecker-factored GGN, on a hidden layer so that K-FAC has two blocks.
+    AQCClassifier(curvature="ggn", structure="kron", hidden_layer_sizes=(4,), **FAST),
+    OnlineEWCClassifier(**FAST),
     # A smaller consolidator than the default (256, 256) × 1000 steps: the
     # API is the same, and the checks fit a few hundred times.
     NCClassifier(consolidator_hidden_layer_sizes=(32,), consolidator_n_steps=100, **FAST),

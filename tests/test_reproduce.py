@@ -249,3 +249,50 @@ def test_accuracy_matrix_heatmap_png(tmp_path):
     image = np.asarray(Image.open(path).convert("RGB"))
     assert image.shape[1] > image.shape[0]  # two panels side by side
     assert len(np.unique(image.reshape(-1, 3), axis=0)) > 50  # drawn, not blank
+
+
+@pytest.mark.slow
+def test_mnist_mlp_columns_learn_the_pixels_with_a_kronecker_aqc(shared_data_dir, monkeypatch):
+    """The MLP-on-pixels columns are wired: real files flattened to [0, 1],
+    an MLP of 100 hidden units, and AQC with K-FAC GGN curvature (the full
+    Hessian of 78,601 parameters would not fit). A tiny run: 200 images per
+    task, 1 epoch, one λ."""
+    import dataclasses
+
+    from skcl._consolidation.structures import KroneckerCurvature
+
+    assert rp.columns_for("mnist-mlp") == [("ci-split-mnist-mlp", "fcnn"),
+                                           ("di-split-mnist-mlp", "fcnn")]
+    assert rp.columns_for("mnist-mlp", "sr") == []
+    seq = rp.SEQUENCES["di-split-mnist-mlp"]
+    assert seq.settings("fcnn") == {"hidden_layer_sizes": (100,), "learning_rate": 0.01,
+                                    "batch_size": 64, "n_epochs": 20}
+    data = seq.loader(shared_data_dir)
+    X, y = data.train[0]
+    assert X.shape[1] == 784 and X.dtype == np.float32 and 0 <= X.min() < X.max() <= 1
+    assert set(np.unique(y)) == {0, 1}
+
+    def tiny(root=None, *, download=False):
+        full = seq.loader(root, download=download)
+        for split in ("train", "validation", "test"):
+            full[split] = [(X[:200], y[:200]) for X, y in full[split]]
+        return full
+
+    monkeypatch.setitem(rp.SEQUENCES, "di-split-mnist-mlp",
+                        dataclasses.replace(seq, loader=tiny, n_epochs=1))
+    methods = [next(m for m in rp.METHODS if m.name == "Fine-tuning"),
+               rp.Method("AQC", "AQCClassifier", {"alpha": [100]})]
+    rows, models = rp.run_column("di-split-mnist-mlp", "fcnn", methods, root=shared_data_dir)
+    aqc = models["AQC"]
+    assert (aqc.curvature, aqc.structure, aqc.hidden_layer_sizes) == ("ggn", "kron", (100,))
+    assert aqc.network_.n_params == 785 * 100 + 101 * 1  # one logit: even vs odd
+    assert isinstance(aqc.consolidation_.curvature, KroneckerCurvature)
+    by_method = {row["method"]: row for row in rows}
+    assert by_method["AQC"]["settings"] == {"curvature": "ggn", "structure": "kron"}
+    assert all(50 <= row["test"] <= 100 for row in rows)  # a binary question
+    assert "DI MNIST MLP: AQC with curvature='ggn', structure='kron'." in rp.format_table(rows)
+
+
+def test_cli_says_the_mnist_mlp_columns_are_fcnn(tmp_path, capsys):
+    assert main(["reproduce", "mnist-mlp", "--model", "sr", "--output", str(tmp_path)]) == 2
+    assert "--model fcnn" in capsys.readouterr().err
