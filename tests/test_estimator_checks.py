@@ -38,8 +38,6 @@ ESTIMATORS = [
     GVCLClassifier(learning_rate=0.1, **FAST),
     GMVCLClassifier(learning_rate=0.1, **FAST),
     GSFSVIClassifier(learning_rate=0.1, **FAST),
-    OnlineEWCClassifier(**FAST),
-    AQCClassifier(curvature="ggn", structure="kron", hidden_layer_sizes=(4,), **FAST),
 ]
 
 EXPECTED_FAILURES = {

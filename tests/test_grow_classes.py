@@ -225,10 +225,10 @@ def test_bad_input_rejected_and_changes_nothing(iris):
         "classes lack classes seen before": (y, [1, 2]),
         "keep one type": (np.array(["a"] * len(y)), None),
         "not in classes": (y, [0, 1]),
-        "grow_classes must be True or False": (y, None),
+        "'grow_classes' parameter of AQCClassifier must be an instance of 'bool'": (y, None),
     }
     for message, (labels, classes) in bad.items():
-        if message.startswith("grow_classes"):
+        if "'grow_classes' parameter" in message:
             clf.set_params(grow_classes="yes")
         with pytest.raises(ValueError, match=message):
             clf.partial_fit(X, labels, classes=classes)
