@@ -374,8 +374,8 @@ def test_aqc_structures_learn_ci_split_iris(iris, structure):
 
 def test_aqc_curvature_and_structure_are_validated(iris):
     X, y = iris.train[0]
-    for params, message in [(dict(curvature="fisher"), "curvature must be one of"),
-                            (dict(structure="block"), "structure must be one of")]:
+    for params, message in [(dict(curvature="fisher"), "'curvature' parameter of AQCClassifier"),
+                            (dict(structure="block"), "'structure' parameter of AQCClassifier")]:
         clf = AQCClassifier(**params)
         with pytest.raises(ValueError, match=message):
             clf.partial_fit(X, y, classes=iris.classes)
