@@ -185,7 +185,7 @@ def test_a_diverging_candidate_gets_error_score(data):
         (None, [], ValueError, "empty list"),
         (None, {"learning_rate": []}, ValueError, "no value for 'learning_rate'"),
         (None, {"learning_rate": 0.1}, TypeError, "lists or arrays"),
-        (None, {"learning_rate": [0.1, -1.0]}, ValueError, "learning_rate must be a positive"),
+        (None, {"learning_rate": [0.1, -1.0]}, ValueError, "'learning_rate' parameter of"),
         (None, "learning_rate", TypeError, "dict or a list of dicts"),
         (LogisticRegression(), {"C": [1.0]}, TypeError, "has no partial_fit"),
         (SGDClassifier(), {"alpha": [1e-4]}, TypeError, "skcl continual-learning classifier"),
@@ -331,7 +331,7 @@ def test_randomized_search_draws_like_parameter_sampler(data):
         ([], {}, ValueError, "empty list"),
         ({"learning_rate": 0.1}, {}, TypeError, "rvs method"),
         ({"learning_rate": [0.1]}, {"n_iter": 0}, ValueError, "n_iter must be a positive"),
-        ({"learning_rate": [-1.0]}, {"n_iter": 1}, ValueError, "learning_rate must be a positive"),
+        ({"learning_rate": [-1.0]}, {"n_iter": 1}, ValueError, "'learning_rate' parameter of"),
     ],
 )
 def test_randomized_search_checks_before_training(data, distributions, kwargs, error, match):
