@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import _check_feature_names, check_is_fitted, check_memory
 
 from .._logging import log_progress
+from .._progress import check_progress_bar, progress_bar
 from ._inputs import ImageInputMixin
 
 # verbose mode's progress lines, through the logger "skcl.feature_extraction"
@@ -203,6 +204,12 @@ class BackboneFeatureExtractor(
     verbose : int, default=0
         When positive, print the device, the progress of long transforms
         and whether features came from the cache.
+    progress_bar : bool, default=False
+        Show a tqdm progress bar on standard error (a widget in a notebook)
+        of the batches of :meth:`transform` (none when the features come
+        from the cache); it changes no result. Needs tqdm
+        (``pip install 'skcl[progress]'``): without it, ``fit`` and
+        ``transform`` raise an ImportError before any work.
 
     Attributes
     ----------
@@ -274,6 +281,7 @@ class BackboneFeatureExtractor(
         memory=None,
         device="auto",
         verbose=0,
+        progress_bar=False,
     ):
         self.backbone = backbone
         self.weights = weights
@@ -284,6 +292,7 @@ class BackboneFeatureExtractor(
         self.memory = memory
         self.device = device
         self.verbose = verbose
+        self.progress_bar = progress_bar
 
     # ------------------------------------------------------------------ API
 
@@ -317,6 +326,7 @@ class BackboneFeatureExtractor(
             the network cannot take. A rejected call changes nothing.
         """
         self._check_params()
+        check_progress_bar(self)
         images = self._images(X)
         for begin in range(0, len(images), 4096):  # NaN, inf, dtypes; bounded memory
             self._checked_batch(images[begin : begin + 4096])
@@ -367,6 +377,7 @@ class BackboneFeatureExtractor(
         features : ndarray of shape (n_samples, n_features), float32
         """
         check_is_fitted(self)
+        check_progress_bar(self)
         _check_feature_names(self, X, reset=False)
         images = self._images(X, fitted_shape=self.image_shape_)
         memory = check_memory(self.memory)
@@ -683,14 +694,17 @@ class BackboneFeatureExtractor(
         features = np.empty((n_samples, self._n_features_out), np.float32)
         state = vars(self)
         start = time.perf_counter()
-        for begin in range(0, n_samples, batch_size):
-            batch = self._checked_batch(images[begin : begin + batch_size])
-            features[begin : begin + len(batch)] = self._forward(state, batch)
-            if self.verbose and (begin // batch_size) % 20 == 19:
-                _progress(
-                    f"[{type(self).__name__}] transformed {begin + len(batch)}/{n_samples} "
-                    f"images on {self.device_} ({time.perf_counter() - start:.1f} s)"
-                )
+        n_batches = -(-n_samples // batch_size)
+        with progress_bar(self, total=n_batches, desc="transform", unit="batch") as bar:
+            for begin in range(0, n_samples, batch_size):
+                batch = self._checked_batch(images[begin : begin + batch_size])
+                features[begin : begin + len(batch)] = self._forward(state, batch)
+                bar.update()
+                if self.verbose and (begin // batch_size) % 20 == 19:
+                    _progress(
+                        f"[{type(self).__name__}] transformed {begin + len(batch)}/{n_samples} "
+                        f"images on {self.device_} ({time.perf_counter() - start:.1f} s)"
+                    )
         return features
 
     def _forward(self, state, batch):

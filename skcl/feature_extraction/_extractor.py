@@ -30,6 +30,7 @@ from .. import _likelihoods
 from .._consolidation import Prior, prior_state
 from .._logging import log_progress
 from .._model import Model
+from .._progress import check_progress_bar, progress_bar
 from .._training import minimize_stepwise
 from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet
 from ._inputs import ImageInputMixin
@@ -109,6 +110,12 @@ class PretrainedFeatureExtractor(
     verbose : int, default=0
         When positive, print the loss of each pre-training epoch and the
         progress of long transforms.
+    progress_bar : bool, default=False
+        Show a tqdm progress bar on standard error (a widget in a notebook)
+        of the pre-training's epochs in :meth:`fit` and of the batches of
+        :meth:`transform`; it changes no result. Needs tqdm
+        (``pip install 'skcl[progress]'``): without it, ``fit`` and
+        ``transform`` raise an ImportError before any work.
 
     Attributes
     ----------
@@ -159,6 +166,7 @@ class PretrainedFeatureExtractor(
         transform_batch_size=1024,
         random_state=None,
         verbose=0,
+        progress_bar=False,
     ):
         self.architecture = architecture
         self.image_shape = image_shape
@@ -170,6 +178,7 @@ class PretrainedFeatureExtractor(
         self.transform_batch_size = transform_batch_size
         self.random_state = random_state
         self.verbose = verbose
+        self.progress_bar = progress_bar
 
     # ------------------------------------------------------------------ API
 
@@ -191,6 +200,7 @@ class PretrainedFeatureExtractor(
         self
         """
         self._check_params()
+        check_progress_bar(self)
         architecture = self._architecture()  # warns first for a deprecated name
         if y is None:
             raise ValueError(
@@ -216,21 +226,29 @@ class PretrainedFeatureExtractor(
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
         start = time.perf_counter()
-        # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
-        theta, losses, _ = minimize_stepwise(
-            Model(network, _likelihoods.CATEGORICAL),
-            Prior(),
-            prior_state(network.n_params, self.prior_precision),
-            network.init(init_key),
-            images,
-            y_index.astype(np.int32),
-            weights,
-            train_key,
-            float(self.learning_rate),
-            n_epochs=int(self.n_epochs),
-            batch_size=int(self.batch_size),
-            on_epoch=self._log_epoch if self.verbose else None,
-        )
+        with progress_bar(self, total=int(self.n_epochs), desc="pre-training", unit="epoch") as bar:
+
+            def on_epoch(epoch, loss):
+                if self.verbose:
+                    self._log_epoch(epoch, loss)
+                bar.set_postfix_str(f"loss {loss:.5g}", refresh=False)
+                bar.update()
+
+            # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
+            theta, losses, _ = minimize_stepwise(
+                Model(network, _likelihoods.CATEGORICAL),
+                Prior(),
+                prior_state(network.n_params, self.prior_precision),
+                network.init(init_key),
+                images,
+                y_index.astype(np.int32),
+                weights,
+                train_key,
+                float(self.learning_rate),
+                n_epochs=int(self.n_epochs),
+                batch_size=int(self.batch_size),
+                on_epoch=on_epoch if self.verbose or self.progress_bar else None,
+            )
         theta, losses = np.asarray(theta), np.asarray(losses)
         if not (np.all(np.isfinite(losses)) and np.all(np.isfinite(theta))):
             raise ValueError(
@@ -263,26 +281,30 @@ class PretrainedFeatureExtractor(
             float32.
         """
         check_is_fitted(self)
+        check_progress_bar(self)
         _check_feature_names(self, X, reset=False)
         images = self._images(X, fitted_shape=self.image_shape_)
         n_samples = len(images)
         batch_size = int(self.transform_batch_size)
         features = np.empty((n_samples, self.network_.n_features), np.float32)
         start = time.perf_counter()
-        for begin in range(0, n_samples, batch_size):
-            batch = self._checked_batch(images[begin : begin + batch_size])
-            n = len(batch)
-            if n < batch_size:  # pad: every batch reuses one compilation
-                padding = np.zeros((batch_size - n, *batch.shape[1:]), batch.dtype)
-                batch = np.concatenate([batch, padding])
-            features[begin : begin + n] = np.asarray(
-                _features(self.network_, self.theta_, batch)
-            )[:n]
-            if self.verbose and (begin // batch_size) % 10 == 9:
-                _progress(
-                    f"[{type(self).__name__}] transformed {begin + n}/{n_samples} images "
-                    f"({time.perf_counter() - start:.1f} s)"
-                )
+        n_batches = -(-n_samples // batch_size)
+        with progress_bar(self, total=n_batches, desc="transform", unit="batch") as bar:
+            for begin in range(0, n_samples, batch_size):
+                batch = self._checked_batch(images[begin : begin + batch_size])
+                n = len(batch)
+                if n < batch_size:  # pad: every batch reuses one compilation
+                    padding = np.zeros((batch_size - n, *batch.shape[1:]), batch.dtype)
+                    batch = np.concatenate([batch, padding])
+                features[begin : begin + n] = np.asarray(
+                    _features(self.network_, self.theta_, batch)
+                )[:n]
+                bar.update()
+                if self.verbose and (begin // batch_size) % 10 == 9:
+                    _progress(
+                        f"[{type(self).__name__}] transformed {begin + n}/{n_samples} images "
+                        f"({time.perf_counter() - start:.1f} s)"
+                    )
         return features
 
     def score(self, X, y):

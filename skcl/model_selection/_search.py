@@ -14,7 +14,8 @@ clones of the final step learning the features.
 :class:`SequenceGridSearch` tries every point of a grid,
 :class:`SequenceRandomizedSearch` ``n_iter`` points drawn by scikit-learn's
 ``ParameterSampler``; both share :class:`_BaseSequenceSearch`. Progress
-goes to the ``logging`` logger ``skcl.model_selection``.
+goes to the ``logging`` logger ``skcl.model_selection``, and with
+``progress_bar=True`` to a tqdm bar counting the finished candidates.
 """
 
 import logging
@@ -33,6 +34,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._progress import check_progress_bar, progress_bar
 from ..pipeline import Pipeline
 from ._scoring import get_sequence_scorer
 from ._sequence import (
@@ -91,6 +93,12 @@ _COMMON_PARAMETERS = """\
         ``logging.basicConfig(level=logging.INFO)`` shows them. Higher
         values also set each candidate's estimator's own ``verbose`` (when
         it has one).
+    progress_bar : bool, default=False
+        Show a tqdm progress bar on standard error (a widget in a notebook)
+        that counts the candidates as they finish; each one learns the
+        whole training sequence and is scored on the validation sequence.
+        It changes no result. Needs tqdm (``pip install 'skcl[progress]'``):
+        without it, ``fit`` raises an ImportError before any work.
     error_score : "raise" or float, default=np.nan
         Score of a candidate whose training raises (e.g. diverges at a
         large λ): "raise" re-raises; a number records it and warns with
@@ -202,6 +210,7 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
             )
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"refit must be True or False, got {self.refit!r}.")
+        check_progress_bar(self)
         train_tasks, validation_tasks, classes = check_sequences(
             train_tasks, validation_tasks, classes, eval_name="validation_tasks"
         )
@@ -257,21 +266,25 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         failed = np.zeros(n_candidates, dtype=bool)
         failures = []
         best_model, best_score = None, -np.inf
-        for i, result in enumerate(results):
-            scores[i], matrices[i] = result["score"], result["R"]
-            fit_times[i], score_times[i] = result["fit_time"], result["score_time"]
-            for key in extra:
-                extra_scores[key][i] = result["extra"][key]
-            if result["error"] is not None:
-                failed[i] = True
-                failures.append((candidates[i], result["error"]))
-            elif scores[i] > best_score:
-                best_model, best_score = result["estimator"], scores[i]
-            logger.log(
-                level, "[%s] candidate %d/%d %s: %s %.4f (%.2f s)",
-                name, i + 1, n_candidates, candidates[i], scorer.name, scores[i], fit_times[i],
-                extra={"skcl_candidate": (i + 1, n_candidates)},
-            )
+        with progress_bar(self, total=n_candidates, desc="fit", unit="candidate") as bar:
+            for i, result in enumerate(results):
+                scores[i], matrices[i] = result["score"], result["R"]
+                fit_times[i], score_times[i] = result["fit_time"], result["score_time"]
+                for key in extra:
+                    extra_scores[key][i] = result["extra"][key]
+                if result["error"] is not None:
+                    failed[i] = True
+                    failures.append((candidates[i], result["error"]))
+                elif scores[i] > best_score:
+                    best_model, best_score = result["estimator"], scores[i]
+                logger.log(
+                    level, "[%s] candidate %d/%d %s: %s %.4f (%.2f s)",
+                    name, i + 1, n_candidates, candidates[i], scorer.name, scores[i],
+                    fit_times[i], extra={"skcl_candidate": (i + 1, n_candidates)},
+                )
+                if np.isfinite(best_score):
+                    bar.set_postfix_str(f"best {scorer.name} {best_score:.4f}", refresh=False)
+                bar.update()
         _warn_failures(failures, n_candidates)
         valid = ~failed & ~np.isnan(scores)
         if not valid.any():
@@ -391,6 +404,7 @@ class SequenceGridSearch(_BaseSequenceSearch):
         refit=True,
         n_jobs=None,
         verbose=0,
+        progress_bar=False,
         error_score=np.nan,
         pre_dispatch="2*n_jobs",
     ):
@@ -401,6 +415,7 @@ class SequenceGridSearch(_BaseSequenceSearch):
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.progress_bar = progress_bar
         self.error_score = error_score
         self.pre_dispatch = pre_dispatch
 
@@ -471,6 +486,7 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
         refit=True,
         n_jobs=None,
         verbose=0,
+        progress_bar=False,
         error_score=np.nan,
         pre_dispatch="2*n_jobs",
     ):
@@ -483,6 +499,7 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.progress_bar = progress_bar
         self.error_score = error_score
         self.pre_dispatch = pre_dispatch
 
