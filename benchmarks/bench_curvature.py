@@ -19,6 +19,9 @@ Four tables:
 4. AQC(curvature="ggn", structure="kron") at 51,300 parameters learning 5
    tasks of 20,000 rows (1 epoch each, minibatches of 64): total time and
    peak memory.
+5. The closed-form full Hessian against its floor: plain matrix products
+   of the same FLOP count and shapes (the chunks' Yᵀ Ã, 2·n·(D+1)²·K(K+1)/2
+   FLOP), timed in the same process; 50,000 rows unless ``--rows``.
 
 Every configuration runs in its own subprocess, so that each peak memory
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is its own; the baseline
@@ -93,6 +96,42 @@ def _curvature(cfg):
     return {"compile_s": compile_s, "time_s": times[-1]}
 
 
+def _gemm(cfg):
+    """The closed form's matrix products alone: Σ_chunks Yᵀ Ã, Y random.
+
+    Same chunks and shapes as ``_full_closed_form``: Y (chunk, D1·n_pairs),
+    Ã (chunk, D1). Ã changes with the chunk index so that XLA cannot hoist
+    the product out of the loop.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from skcl._consolidation.curvature import _chunk
+
+    f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
+    d1, n_pairs = f + 1, k * (k + 1) // 2
+    chunk = _chunk(d1 * n_pairs + k * k, BATCH, n)
+    n_chunks = -(-n // chunk)
+    rng = np.random.default_rng(0)
+    Y = jnp.asarray(rng.standard_normal((chunk, d1 * n_pairs), dtype=np.float32))
+    A = jnp.asarray(rng.standard_normal((chunk, d1), dtype=np.float32))
+
+    @jax.jit
+    def products(Y, A):
+        def add(total, i):
+            return total + Y.T @ (A + i.astype(A.dtype)), None
+
+        return jax.lax.scan(add, jnp.zeros((d1 * n_pairs, d1), A.dtype),
+                            jnp.arange(n_chunks))[0]
+
+    _block(products(Y, A))  # compiles
+    start = time.perf_counter()
+    _block(products(Y, A))
+    elapsed = time.perf_counter() - start
+    return {"time_s": elapsed, "flop": 2.0 * n_chunks * chunk * d1 * d1 * n_pairs}
+
+
 def _classifier(method, features, classes):
     from skcl import AQCClassifier, FineTuningClassifier
 
@@ -152,7 +191,7 @@ def _baseline(cfg):
 
 def child(cfg):
     result = {"baseline": _baseline, "curvature": _curvature, "epoch": _epoch,
-              "sequence": _sequence}[cfg["what"]](cfg)
+              "sequence": _sequence, "gemm": _gemm}[cfg["what"]](cfg)
     # ru_maxrss is in kilobytes on Linux.
     result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("RESULT " + json.dumps(result), flush=True)
@@ -201,8 +240,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2,000 rows, fewer autodiff runs")
     parser.add_argument("--rows", type=int, default=20000, help="rows per task")
-    parser.add_argument("--tables", type=int, nargs="+", default=[1, 2, 3, 4],
-                        help="which tables to print (1 to 4)")
+    parser.add_argument("--tables", type=int, nargs="+", default=[1, 2, 3, 4, 5],
+                        help="which tables to print (1 to 5)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -225,6 +264,8 @@ def main():
         epoch_table(rows, refused)
     if 4 in args.tables:
         sequence_table(rows)
+    if 5 in args.tables:
+        floor_table(2000 if args.quick else (args.rows if args.rows != 20000 else 50000))
 
 
 def curvature_table(rows, refused):
@@ -307,6 +348,26 @@ def sequence_table(rows):
         print(f"time {result['time_s']:.1f} s (5 tasks, including compilation and 5 curvatures), "
               f"peak memory {result['peak_mb']:.0f} MB, state {result['state_mb']:.1f} MB "
               f"(5 Kronecker terms)")
+
+
+def floor_table(rows):
+    print(f"5. Closed-form full Hessian vs plain matrix products of the same FLOP count "
+          f"and shapes, {rows:,} rows (each the second run of a compiled program, both in "
+          f"one process each, run one after the other)")
+    print(f"{'n_params':>8} {'GFLOP':>8} {'closed form s':>14} {'products s':>11} "
+          f"{'ratio':>6} {'GFLOP/s':>8}")
+    for f, k in SIZES[:3]:
+        cfg = {"features": f, "classes": k, "rows": rows}
+        gemm = run({**cfg, "what": "gemm"})
+        closed = run({**cfg, "what": "curvature", "kind": "hessian", "structure": "full",
+                      "method": "closed_form"})
+        if "error" in gemm or "error" in closed:
+            print(f"{n_params(f, k):8,d} {gemm.get('error', '')} {closed.get('error', '')}")
+            continue
+        print(f"{n_params(f, k):8,d} {gemm['flop'] / 1e9:8.0f} {closed['time_s']:14.2f} "
+              f"{gemm['time_s']:11.2f} {closed['time_s'] / gemm['time_s']:5.2f}× "
+              f"{gemm['flop'] / 1e9 / gemm['time_s']:8.1f}", flush=True)
+    print()
 
 
 if __name__ == "__main__":
