@@ -140,14 +140,20 @@ def shapes_table():
 
 def nc_table(quick):
     from skcl import NCClassifier
-    from skcl._base import BaseSequentialClassifier
+    from skcl._consolidation import Neural
     from skcl.datasets import load_ci_split_iris
     from skcl.model_selection import SequenceGridSearch
 
-    class EagerNCClassifier(NCClassifier):
-        # The search's _fold_lazily flag is ignored: every fold runs, the
-        # last one included (the behaviour before).
-        _fold = BaseSequentialClassifier._fold
+    def search(eager):
+        # The search defers the folds that may wait; with Neural's
+        # fold_can_wait off every fold runs, the last one included (the
+        # behaviour before).
+        Neural.fold_can_wait = not eager
+        try:
+            return SequenceGridSearch(NCClassifier(**settings), grid).fit(
+                data.train, data.validation, classes=data.classes)
+        finally:
+            Neural.fold_can_wait = True
 
     data = load_ci_split_iris()
     n_steps = 200 if quick else 1000
@@ -160,11 +166,10 @@ def nc_table(quick):
         data.train, data.validation, classes=data.classes)
     times, searches = {"every fold (before)": [], "last fold skipped (after)": []}, {}
     for _ in range(1 if quick else 2):
-        for label, cls in (("every fold (before)", EagerNCClassifier),
-                           ("last fold skipped (after)", NCClassifier)):
+        for label, eager in (("every fold (before)", True),
+                             ("last fold skipped (after)", False)):
             start = time.perf_counter()
-            searches[label] = SequenceGridSearch(cls(**settings), grid).fit(
-                data.train, data.validation, classes=data.classes)
+            searches[label] = search(eager)
             times[label].append(time.perf_counter() - start)
     before, after = searches.values()
     same = (np.array_equal(before.accuracy_matrices_, after.accuracy_matrices_, equal_nan=True)

@@ -8,9 +8,11 @@ and prediction. A method is its ``__init__`` plus the choice of a
 consolidation (``_make_consolidation``), the stand-in for L_{t-1}.
 """
 
+import contextvars
 import logging
 import time
 from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -331,8 +333,11 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         params, losses, trace = self._minimize(model, method, state, start, X, y, w, train_key)
         train_time = time.perf_counter() - tic
         task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
-        state = self._fold(method, model, state, task, fold_key)
-        _check_finite_state(state, self.n_tasks_seen_)
+        if method.fold_can_wait and _DEFER_FOLDS.get():
+            state = _PendingFold(state, task, fold_key)
+        else:
+            state = method.fold(model, state, task, fold_key)
+            _check_finite_state(state, self.n_tasks_seen_)
         state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
         record = {
             "task": self.n_tasks_seen_ + 1,
@@ -350,9 +355,19 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             **self._task_attributes(method, state, key),
         }
 
-    def _fold(self, method, model, state, task, key):
-        """Fold the finished task into the state (a subclass may defer it)."""
-        return method.fold(model, state, task, key)
+    def _complete_fold(self):
+        """Fold in the last task now, if its fold was deferred (see ``deferred_folds``).
+
+        Gives exactly the state an immediate fold would have given.
+        """
+        pending = getattr(self, "consolidation_", None)
+        if isinstance(pending, _PendingFold):
+            # Kept as host arrays, like every state; the batch size is static again.
+            task = pending.task._replace(batch_size=int(pending.task.batch_size))
+            state = self._make_consolidation().fold(self._model(), pending.state, task,
+                                                    pending.key)
+            _check_finite_state(state, self.n_tasks_seen_ - 1)
+            self.consolidation_ = jax.tree.map(np.asarray, state)
 
     # ------------------------------------------------------------ internals
 
@@ -461,8 +476,11 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                 f"{self.network_.hidden_layer_sizes}; it cannot change between tasks. "
                 "Call fit, or clone the estimator, to start a new sequence."
             )
-        elif grown is not None:
-            self._grow(grown)
+        else:
+            # Inside partial_fit's transaction: a failure restores the pending fold.
+            self._complete_fold()
+            if grown is not None:
+                self._grow(grown)
         y = np.searchsorted(self.classes_, y).astype(np.int32)
         updates = self._learn_task(X, y, sample_weight, self._task_key())
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
@@ -649,6 +667,43 @@ def _to_float32(X):
             "scale the features."
         )
     return X32
+
+
+# Set by deferred_folds(): a task's fold that only prepares the next task
+# waits until one comes (``Consolidation.fold_can_wait``).
+_DEFER_FOLDS = contextvars.ContextVar("skcl_defer_folds", default=False)
+
+
+@contextmanager
+def deferred_folds():
+    """Within it, estimators postpone the fold that only prepares a next task.
+
+    A hyperparameter search scores every candidate on θ*_T after its last
+    task and trains only the best one further; the fold after that last
+    task (AQC's and EWC's curvature, SI's importances, NC's consolidator
+    fit) would feed nobody. Inside this context the estimator keeps what
+    the fold needs instead (``_PendingFold``), and folds it when a next
+    task comes or when ``_complete_fold`` is called, with the same result.
+    """
+    token = _DEFER_FOLDS.set(True)
+    try:
+        yield
+    finally:
+        _DEFER_FOLDS.reset(token)
+
+
+class _PendingFold(NamedTuple):
+    """A learned task whose fold waits (a pytree; see :func:`deferred_folds`).
+
+    ``state`` is the stand-in for L_{t-1} the task was learned against,
+    ``task`` the :class:`~skcl._consolidation.FinishedTask` and ``key`` the
+    fold's key: everything ``Consolidation.fold`` needs, so that folding it
+    later gives exactly what folding it at once would have.
+    """
+
+    state: Any
+    task: Any
+    key: Any
 
 
 def _check_finite_state(consolidation, n_tasks_seen):

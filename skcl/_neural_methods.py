@@ -1,29 +1,10 @@
 """Neural consolidation (NC; paper, section II-C)."""
 
-from typing import Any, NamedTuple
-
-import jax
-import numpy as np
-
-from ._base import BaseSequentialClassifier, _check_finite_state, fill_doc
+from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation import Neural
 from ._validation import layer_sizes, positive_int, positive_real
 
 __all__ = ["NCClassifier"]
-
-
-class _PendingFold(NamedTuple):
-    """A learned task whose consolidator is not fitted yet (a pytree).
-
-    ``state`` is the stand-in for L_{t-1} the task was learned against,
-    ``task`` the :class:`~skcl._consolidation.FinishedTask` and ``key`` the
-    fold's key: everything ``Neural.fold`` needs, so that folding it later
-    gives exactly what folding it at once would have.
-    """
-
-    state: Any
-    task: Any
-    key: Any
 
 
 @fill_doc
@@ -164,32 +145,6 @@ class NCClassifier(BaseSequentialClassifier):
             int(self.consolidator_n_steps),
             int(self.consolidator_sample_size),
         )
-
-    def _fold(self, method, model, state, task, key):
-        # In a hyperparameter search a candidate learns the sequence, is
-        # scored on θ*_T alone and is never trained further, so the
-        # consolidator fit after its last task (most of NC's cost) would
-        # feed nobody. The search sets _fold_lazily on its candidates: the
-        # fold then waits until a next task needs it (_partial_fit) or the
-        # search keeps the candidate as best_estimator_ (_complete_fold).
-        if getattr(self, "_fold_lazily", False):
-            return _PendingFold(state, task, key)
-        return super()._fold(method, model, state, task, key)
-
-    def _complete_fold(self):
-        """Fit the consolidator of a deferred fold, if any (see ``_fold``)."""
-        pending = getattr(self, "consolidation_", None)
-        if isinstance(pending, _PendingFold):
-            state = self._make_consolidation().fold(
-                self._model(), pending.state, pending.task, pending.key
-            )
-            _check_finite_state(state, self.n_tasks_seen_ - 1)
-            self.consolidation_ = jax.tree.map(np.asarray, state)
-
-    def _partial_fit(self, *args, **kwargs):
-        # Inside partial_fit's transaction: a failure restores the pending fold.
-        self._complete_fold()
-        super()._partial_fit(*args, **kwargs)
 
     @property
     def consolidator_loss_curve_(self):

@@ -16,6 +16,7 @@ from skcl import (
     GVCLClassifier,
     SIClassifier,
 )
+from skcl._base import _PendingFold, deferred_folds
 from skcl.metrics import final_average_accuracy
 
 from .conftest import IRIS_SETTINGS
@@ -315,3 +316,33 @@ def test_a_callback_sees_every_epoch_and_task_and_can_stop_early(iris):
     with pytest.raises(RuntimeError, match="tracker offline"):
         watched.partial_fit(*iris.train[2])
     assert learned_state(watched) == before
+
+
+@pytest.mark.parametrize("cls, params", [
+    (AQCClassifier, dict(alpha=10.0)),
+    (AQCClassifier, dict(alpha=10.0, curvature="ggn", structure="kron", hidden_layer_sizes=(4,))),
+    (SIClassifier, dict(alpha=1.0)),
+])
+def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris):
+    settings = dict(IRIS_SETTINGS, n_epochs=10, random_state=0, **params)
+    reference, lazy = cls(**settings), cls(**settings)
+    for X, y in iris.train:
+        reference.partial_fit(X, y, classes=iris.classes)
+    with deferred_folds():
+        for X, y in iris.train[:2]:
+            lazy.partial_fit(X, y, classes=iris.classes)
+    assert isinstance(lazy.consolidation_, _PendingFold)
+    # A rejected call leaves the pending fold as it was.
+    with pytest.raises(ValueError):
+        lazy.partial_fit(iris.train[2][0][:, :2], iris.train[2][1])
+    assert isinstance(lazy.consolidation_, _PendingFold)
+    lazy.partial_fit(*iris.train[2])  # outside the context: folds the pending task, then this one
+    np.testing.assert_array_equal(lazy.theta_, reference.theta_)
+    for a, b in zip(jax.tree.leaves(lazy.consolidation_),
+                    jax.tree.leaves(reference.consolidation_)):
+        np.testing.assert_array_equal(a, b)
+    # Methods whose fold feeds predictions (variational) never defer.
+    with deferred_folds():
+        vi = GVCLClassifier(n_epochs=2, random_state=0).partial_fit(*iris.train[0],
+                                                                    classes=iris.classes)
+    assert not isinstance(vi.consolidation_, _PendingFold)

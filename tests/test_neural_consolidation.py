@@ -8,6 +8,7 @@ import pytest
 from scipy.special import log_softmax
 
 from skcl import AQCClassifier, FineTuningClassifier, NCClassifier
+from skcl._base import _PendingFold, deferred_folds
 from skcl._consolidation import Neural, Prior, prior_state
 from skcl._consolidation.neural import NeuralState, ball_sample, fit_consolidator, target_values
 from skcl._model import Model
@@ -194,12 +195,13 @@ def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris):
     np.testing.assert_array_equal(best.consolidation_.phi, reference.consolidation_.phi)
     np.testing.assert_array_equal(best.consolidator_loss_curve_,
                                   reference.consolidator_loss_curve_)
-    assert not hasattr(best, "_fold_lazily")
-    # A lazily folding estimator folds each task when the next one needs it.
+    # Inside deferred_folds, an estimator folds each task when the next one needs it.
     lazy = NCClassifier(**common, **search.best_params_)
-    lazy._fold_lazily = True
-    for X, y in iris.train:
-        lazy.partial_fit(X, y, classes=iris.classes)
+    with deferred_folds():
+        for X, y in iris.train:
+            lazy.partial_fit(X, y, classes=iris.classes)
+    assert isinstance(lazy.consolidation_, _PendingFold)
     np.testing.assert_array_equal(lazy.theta_, reference.theta_)
     lazy._complete_fold()
     np.testing.assert_array_equal(lazy.consolidation_.phi, reference.consolidation_.phi)
+

@@ -159,6 +159,12 @@ class Consolidation(ABC):
     others have defaults that fit MAP methods.
     """
 
+    #: Whether ``fold`` only prepares the next task, predictions using
+    #: θ*_t alone: it may then wait until a next task comes, and a
+    #: hyperparameter search, which scores a candidate after its last task
+    #: and trains it no further, need not pay for it.
+    fold_can_wait = False
+
     @abstractmethod
     def init(self, model, prior_precision, theta0, key):
         """The state before the first task: L_0 = ½·precision·‖θ‖².

@@ -230,6 +230,8 @@ class Neural(Consolidation):
         Ball samples per step (static).
     """
 
+    fold_can_wait = True  # the consolidator it fits serves the next task only
+
     alpha: float
     radius: float
     learning_rate: float

@@ -154,6 +154,8 @@ class Quadratic(Consolidation):
         (EWC as in the paper's code).
     """
 
+    fold_can_wait = True  # the curvature it adds serves the next task only
+
     alpha: float
     kind: str = "hessian"
     structure: str = "full"

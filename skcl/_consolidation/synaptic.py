@@ -49,6 +49,8 @@ class PathIntegral(Consolidation):
         ξ.
     """
 
+    fold_can_wait = True  # the importances it adds serve the next task only
+
     alpha: float
     damping: float
 

@@ -34,6 +34,7 @@ from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import deferred_folds
 from .._progress import check_progress_bar, progress_bar
 from ..pipeline import Pipeline
 from ._scoring import get_sequence_scorer
@@ -670,20 +671,19 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
     """
     candidate = clone(estimator).set_params(**params)
     last = final_estimator(candidate)
-    if hasattr(last, "_complete_fold"):
-        # Only the best candidate is ever used after its last task: the
-        # others skip the consolidation that would prepare a next task
-        # (NC's last consolidator fit); fit() completes the best one's.
-        last._fold_lazily = True
     if verbose and "verbose" in last.get_params():
         last.set_params(verbose=verbose)
     n_tasks = len(train_tasks)
     start = time.perf_counter()
     try:
-        matrices, fit_time, score_time = _learn(
-            candidate, train_tasks, validation_tasks, classes, scorer.needs_history,
-            {"accuracy": None},
-        )
+        # Only the best candidate is used after its last task: the others
+        # skip the fold that would prepare a next one; fit() completes the
+        # best one's.
+        with deferred_folds():
+            matrices, fit_time, score_time = _learn(
+                candidate, train_tasks, validation_tasks, classes, scorer.needs_history,
+                {"accuracy": None},
+            )
         R = matrices["accuracy"]
         score = scorer(R)
         if extra:
@@ -718,12 +718,12 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
 def _complete_fold(estimator):
     """Make the kept candidate an ordinary estimator (see _evaluate_candidate).
 
-    Its deferred last consolidation is done, exactly as it would have been
-    during training, and it folds every later task at once again.
+    Its deferred last fold is done, exactly as it would have been during
+    training.
     """
-    if hasattr(estimator, "_complete_fold"):
-        estimator._complete_fold()
-        del estimator._fold_lazily
+    complete = getattr(estimator, "_complete_fold", None)  # skcl estimators only
+    if complete is not None:
+        complete()
 
 
 def _warn_failures(failures, n_candidates):
