@@ -47,6 +47,39 @@ def _bounded_compilation_cache():
         gc.collect()
 
 
+# Each pytest-xdist worker compiles its own programs and holds about a
+# gigabyte; past four, more workers cost memory and compilations more than
+# they save (``-n auto`` counts every core).
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per CPU this process may use, at most MAX_WORKERS."""
+    try:
+        n_cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n_cpus = os.cpu_count() or 1
+    return max(1, min(n_cpus, MAX_WORKERS))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep the tests that share a module-scoped fixture on one xdist worker.
+
+    With ``--dist loadgroup`` each group runs on a single worker, so that
+    an expensive module fixture (the docs build, a pre-trained extractor)
+    is made once rather than once per worker.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        definitions = getattr(info, "name2fixturedefs", {}) or {}
+        shared = sorted(
+            name for name, defs in definitions.items()
+            if defs and getattr(defs[-1], "scope", None) == "module"
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{shared[0]}"))
+
+
 @pytest.fixture(scope="session")
 def iris():
     return load_ci_split_iris()
