@@ -456,8 +456,26 @@ def test_missing_torch_says_which_extra_to_install(monkeypatch, digits):
 # scikit-learn's checks (on tiny 2-D data, read as one-row images).
 
 
+class _NamedImageStats:
+    """image_stats as a callable object whose repr has no memory address.
+
+    parametrize_with_checks names each test after the estimator's repr, and
+    pytest-xdist needs every worker to collect the same names; clone
+    deep-copies parameters, and this one copies to itself.
+    """
+
+    def __call__(self, images):
+        return image_stats(images)
+
+    def __repr__(self):
+        return "image_stats"
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def _checked_estimators():
-    estimators = [BackboneFeatureExtractor(image_stats, batch_size=16)]
+    estimators = [BackboneFeatureExtractor(_NamedImageStats(), batch_size=16)]
     if HAS_TORCH:
         import torch
 
