@@ -430,7 +430,7 @@ def _write_accuracy_matrices(rows, path):
         ax.set_axis_on()
         title = f"{column}: {method}"
         if len(Rs) > 1:
-            title += f" (mean of {len(Rs)} seeds)"
+            title += f"\nmean of {len(Rs)} seeds"
         plot_accuracy_matrix(np.mean(Rs, axis=0) / 100, ax=ax, title=title)
     fig.savefig(path)
     return path
