@@ -64,6 +64,18 @@ def _non_negative_int(text):
     return value
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer (the number of seeds), got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer (the number of seeds), got {value}")
+    return value
+
+
 def _n_jobs(text):
     try:
         value = int(text)
@@ -120,7 +132,15 @@ def _parser():
     rep.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
                      help="grid candidates run in parallel (default: 1; -1: all cores)")
     rep.add_argument("--seed", type=_non_negative_int, default=0,
-                     help="random_state of every estimator, from 0 to 2**32 - 1 (default: 0)")
+                     help="random_state of every estimator, from 0 to 2**32 - 1 (default: 0); "
+                          "with --seeds, the first seed")
+    rep.add_argument("--seeds", type=_positive_int, default=1, metavar="N",
+                     help="run the whole protocol for N seeds, --seed to --seed + N - 1, one "
+                          "after another in this process (the data and a pre-trained "
+                          "extractor are shared; the extractor keeps the first seed); the "
+                          "table shows each cell's mean ± sample standard deviation over the "
+                          "seeds and how many reach the paper's number; the CSV and JSON keep "
+                          "every seed, plus a <sequence>_summary.csv (default: 1)")
     rep.add_argument("--figure", action="store_true",
                      help="also draw Figure 2 (runs CI Split 2D Iris if needed; needs "
                           "matplotlib: pip install 'skcl[plot]')")
@@ -261,7 +281,8 @@ def _check_output(output):
 
 
 class _Progress(logging.Handler):
-    """Progress lines on a stream, above a tqdm bar that counts finished methods."""
+    """Progress lines on a stream, above a tqdm bar that counts finished methods
+    (one per seed; a method this build lacks counts all its seeds at once)."""
 
     def __init__(self, stream, bar=None):
         super().__init__()
@@ -273,7 +294,7 @@ class _Progress(logging.Handler):
             if self.bar is not None:
                 self.bar.write(message, file=self.stream)
                 if getattr(record, "skcl_method_done", False):
-                    self.bar.update(1)
+                    self.bar.update(getattr(record, "skcl_runs", 1))
             else:
                 self.stream.write(message + "\n")
                 self.stream.flush()
@@ -281,13 +302,13 @@ class _Progress(logging.Handler):
             self.handleError(record)
 
 
-def _progress_bar(args, total):
+def _progress_bar(args, total, unit="method"):
     """A tqdm bar on a terminal's stderr, when tqdm is installed; else None."""
     if args.quiet or not _has_module("tqdm") or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="method", file=sys.stderr, leave=False)
+    return tqdm(total=total, unit=unit, file=sys.stderr, leave=False)
 
 
 def _reproduce(args):
@@ -311,6 +332,9 @@ def _reproduce(args):
                 f"No task sequence of {args.sequence!r} is pre-trained on {args.pretrain!r}; "
                 f"they take {sorted(options)} (--pretrain)."
             )
+    if args.seed + args.seeds - 1 >= 2**32:
+        raise UserError(f"--seed {args.seed} --seeds {args.seeds} goes past the largest seed, "
+                        "2**32 - 1")
     figure = _check_before_work(args, rp, columns)
     extra_columns = []
     if figure:
@@ -318,7 +342,8 @@ def _reproduce(args):
                          if c not in columns]
 
     logger = logging.getLogger("skcl")
-    bar = _progress_bar(args, len(methods) * (len(columns) + len(extra_columns)))
+    bar = _progress_bar(args, len(methods) * (len(columns) + len(extra_columns)) * args.seeds,
+                        unit="method" if args.seeds == 1 else "run")
     handler = _Progress(sys.stdout, bar)
     handler.setFormatter(logging.Formatter("%(message)s"))
     old_level, old_propagate = logger.level, logger.propagate
@@ -336,17 +361,19 @@ def _reproduce(args):
 
 
 def _run(args, rp, methods, figure, extra_columns):
+    # One seed: the call, the files and the table as before --seeds existed.
+    seeds = {"n_seeds": args.seeds} if args.seeds > 1 else {}
     start = time.perf_counter()
     try:
         rows, models = rp.reproduce(
             args.sequence, args.model, methods, n_jobs=args.n_jobs, random_state=args.seed,
-            verbose=int(args.verbose), root=args.data_dir, download=args.download,
+            **seeds, verbose=int(args.verbose), root=args.data_dir, download=args.download,
             pretraining=args.pretrain, extractor_weights=args.extractor_weights,
             cache_dir=args.output,
         )
         for seq, mod in extra_columns:
             extra_rows, models[seq, mod] = rp.run_column(
-                seq, mod, methods, n_jobs=args.n_jobs, random_state=args.seed,
+                seq, mod, methods, n_jobs=args.n_jobs, random_state=args.seed, **seeds,
                 verbose=int(args.verbose),
             )
             rows += extra_rows
@@ -358,7 +385,9 @@ def _run(args, rp, methods, figure, extra_columns):
     paths = rp.write_results(
         rows, output, args.sequence,
         meta={"command": "skcl reproduce " + args.sequence, "model": args.model,
-              "seed": args.seed, "n_jobs": args.n_jobs, "wall_time_s": elapsed},
+              "seed": args.seed, **({"seeds": list(range(args.seed, args.seed + args.seeds))}
+                                    if args.seeds > 1 else {}),
+              "n_jobs": args.n_jobs, "wall_time_s": elapsed},
     )
     if _has_module("matplotlib"):
         paths["matrices"] = _write_accuracy_matrices(rows, output / f"{args.sequence}_accuracy_matrices.png")
@@ -368,33 +397,41 @@ def _run(args, rp, methods, figure, extra_columns):
     if figure:
         paths["png"] = _write_figure(rp, models, args)
     print(rp.format_table(rows))
-    print(f"\nWall time {elapsed:.1f} s. Results: " + ", ".join(str(p) for p in paths.values()))
+    runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
+    print(f"\nWall time {elapsed:.1f} s{runs}. Results: "
+          + ", ".join(str(p) for p in paths.values()))
     return 0
 
 
 def _write_accuracy_matrices(rows, path):
-    """One heatmap per (column, method) of the test accuracy matrices."""
+    """One heatmap per (column, method) of the test accuracy matrices (with
+    several seeds, their mean over the seeds)."""
+    import numpy as np
     from matplotlib.figure import Figure
 
     from .plotting import plot_accuracy_matrix
 
-    done = [row for row in rows if row.get("available") and "test_accuracy_matrix" in row]
-    columns = list(dict.fromkeys(row["column"] for row in done))
-    methods = list(dict.fromkeys(row["method"] for row in done))
-    n_tasks = max((len(row["test_accuracy_matrix"]) for row in done), default=1)
+    matrices = {}
+    for row in rows:
+        if row.get("available") and "test_accuracy_matrix" in row:
+            matrices.setdefault((row["column"], row["method"]), []).append(
+                np.asarray(row["test_accuracy_matrix"]))
+    columns = list(dict.fromkeys(column for column, _ in matrices))
+    methods = list(dict.fromkeys(method for _, method in matrices))
+    n_tasks = max((len(R[0]) for R in matrices.values()), default=1)
     panel = 1.2 + 0.45 * n_tasks
     fig = Figure(figsize=(panel * max(len(methods), 1) + 1, panel * max(len(columns), 1)),
                  dpi=100, layout="constrained")
     axes = fig.subplots(max(len(columns), 1), max(len(methods), 1), squeeze=False)
     for ax in axes.ravel():
         ax.set_axis_off()
-    for row in done:
-        ax = axes[columns.index(row["column"]), methods.index(row["method"])]
+    for (column, method), Rs in matrices.items():
+        ax = axes[columns.index(column), methods.index(method)]
         ax.set_axis_on()
-        import numpy as np
-
-        plot_accuracy_matrix(np.asarray(row["test_accuracy_matrix"]) / 100, ax=ax,
-                             title=f"{row['column']}: {row['method']}")
+        title = f"{column}: {method}"
+        if len(Rs) > 1:
+            title += f"\nmean of {len(Rs)} seeds"
+        plot_accuracy_matrix(np.mean(Rs, axis=0) / 100, ax=ax, title=title)
     fig.savefig(path)
     return path
 

@@ -23,12 +23,19 @@ average forgetting on the test sequence, and the log loss and expected
 calibration error of every test task after the last one. Progress goes to
 the :mod:`logging` logger ``skcl.reproduce`` (INFO), unless a ``log``
 callable is given; ``skcl reproduce`` shows it.
+
+The paper reports one run (one seed) per cell. On sequences this small the
+seed alone moves a cell by whole classes, so ``n_seeds`` repeats the whole
+protocol (grid on validation, best candidate on test) for consecutive
+seeds; :func:`summarize` gives each cell's mean, sample standard deviation
+and range over them, and how many seeds reach the paper's number.
 """
 
 import csv
 import importlib
 import json
 import logging
+import numbers
 import platform
 import time
 from dataclasses import dataclass, field
@@ -66,6 +73,7 @@ __all__ = [
     "pretrained_extractor",
     "reproduce",
     "run_column",
+    "summarize",
     "write_results",
 ]
 
@@ -558,8 +566,9 @@ def _transform_tasks(extractor, tasks):
     return [(extractor.transform(X), y) for X, y in tasks]
 
 
-def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, log=None,
-               verbose=0, root=None, download=False, pretraining=None, extractor=None):
+def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
+               log=None, verbose=0, root=None, download=False, pretraining=None,
+               extractor=None):
     """Run the protocol for one column of Table I.
 
     Parameters
@@ -574,10 +583,21 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
     n_jobs : int, default=None
         Parallel candidates of each grid search.
     random_state : int, default=0
-        Seed of every estimator (and of the extractor's pre-training).
+        Seed of every estimator (and of the extractor's pre-training); with
+        several seeds, the first.
+    n_seeds : int, default=1
+        Run the whole protocol (grid on validation, best candidate on test)
+        once per seed ``random_state, random_state + 1, …,
+        random_state + n_seeds - 1``: each seed sets every estimator's
+        initialisation and minibatch order. The data, the extracted
+        features and the extractor are shared by all seeds: the extractor
+        is pre-trained once, with ``random_state``, and stays frozen.
+        Seeds run one after another in this process, reusing its compiled
+        programs (the seed is data to them, not a shape).
     log : callable, default=None
-        Called with one progress line per method; None sends them to the
-        logger ``skcl.reproduce``.
+        Called with one progress line per method and seed (and, with
+        several seeds, one summary line per method); None sends them to
+        the logger ``skcl.reproduce``.
     verbose : int, default=0
         Passed to the search (one line per candidate when positive).
     root, download
@@ -603,10 +623,13 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
         timings, the paper's and the reference code's numbers, and the
         grid's scores (with each candidate's validation log loss and
         calibration error). Image columns also name the pre-training task.
+        With several seeds, one row per method and seed, seed by seed
+        within each method, each with its ``seed``; a single seed's rows
+        have no ``seed`` key (its value is ``random_state``).
     models : dict
         Method name → the selected estimator, trained on the training
         sequence (for image sequences, a pipeline of the extractor and
-        the classifier).
+        the classifier); with several seeds, the first seed's.
 
     Examples
     --------
@@ -617,9 +640,17 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
     ('Fine-tuning', 33.33)
     >>> models["Fine-tuning"]
     FineTuningClassifier(learning_rate=0.1, random_state=0)
+
+    Three seeds, 0, 1 and 2: one row each.
+
+    >>> rows, _ = run_column("ci-split-iris", "sr", fine_tuning, n_seeds=3)
+    >>> [(row["method"], row["seed"], round(row["test"], 2)) for row in rows]
+    [('Fine-tuning', 0, 33.33), ('Fine-tuning', 1, 33.33), ('Fine-tuning', 2, 33.33)]
     """
     seq = SEQUENCES[sequence]
     label = column_label(sequence, model)
+    seeds = _seeds(random_state, n_seeds)
+    several = len(seeds) > 1
     common = {"sequence": sequence, "model": model, "column": label}
     if seq.pretraining:
         pretraining = pretraining or seq.pretraining[0]
@@ -649,96 +680,141 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, lo
         train, validation, test = data.train, data.validation, data.test
     rows, models = [], {}
     for method in methods or METHODS:
-        row = {
-            **common, "method": method.name,
-            "paper": method.paper.get(label), "reference": method.reference.get(label),
-        }
+        base = {**common, "method": method.name}
+        paper, reference = method.paper.get(label), method.reference.get(label)
         cls = method.resolve()
         if cls is None:
-            row.update(available=False)
-            rows.append(row)
+            for seed in seeds:
+                rows.append({**base, **({"seed": seed} if several else {}), "paper": paper,
+                             "reference": reference, "available": False})
             _say(log, f"[{label}] {method.name}: not available in this build of skcl",
-                 skcl_method_done=True)
+                 skcl_method_done=True, skcl_runs=len(seeds))
             continue
-        estimator = cls()
-        settings = dict(seq.settings(model), random_state=random_state)
-        fixed = seq.method_settings.get(method.name, {})
-        settings.update(fixed)
-        if fixed:
-            row["settings"] = dict(fixed)
-        accepted = estimator.get_params()
-        estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
-        start = time.perf_counter()
-        search = SequenceGridSearch(
-            estimator, method.param_grid, n_jobs=n_jobs, verbose=verbose,
-            task_scoring={"log_loss": log_loss, "ece": expected_calibration_error},
-        )
-        search.fit(train, validation, classes=data.classes)
-        elapsed = time.perf_counter() - start
-        best = search.best_estimator_
-        test_accuracies = task_accuracies(best, test)
-        test_log_loss = task_scores(best, test, log_loss)
-        test_ece = task_scores(best, test, expected_calibration_error)
-        # The chosen parameters again, evaluated on the test sequence after
-        # every task: the test accuracy matrix, for forgetting and its figure.
-        R = learn_task_sequence(clone(best), train, test, classes=data.classes)
-        results = search.cv_results_
-        row.update(
-            available=True,
-            best_params=search.best_params_,
-            validation=100 * search.best_score_,
-            test=100 * float(np.mean(test_accuracies)),
-            test_task_accuracies=[100 * float(a) for a in test_accuracies],
-            test_forgetting=100 * average_forgetting(R),
-            test_log_loss=float(np.mean(test_log_loss)),
-            test_task_log_loss=[float(v) for v in test_log_loss],
-            test_ece=100 * float(np.mean(test_ece)),
-            test_task_ece=[100 * float(v) for v in test_ece],
-            test_accuracy_matrix=(100 * R).tolist(),
-            n_candidates=len(results["params"]),
-            search_time_s=elapsed,
-            grid=[
-                {"params": p, "validation": 100 * float(s), "validation_log_loss": float(ll),
-                 "validation_ece": 100 * float(e), "fit_time_s": float(t)}
-                for p, s, ll, e, t in zip(
-                    results["params"],
-                    results["mean_test_score"],
-                    results["validation_log_loss"],
-                    results["validation_ece"],
-                    results["mean_fit_time"],
-                )
-            ],
-        )
-        rows.append(row)
-        models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
-        paper = "–" if row["paper"] is None else f"{row['paper']:.2f}"
-        _say(
-            log,
-            f"[{label}] {method.name}: {row['n_candidates']} candidate(s), best "
-            f"{search.best_params_ or '(no hyperparameters)'}, validation "
-            f"{row['validation']:.2f}, test {row['test']:.2f} (paper {paper}), "
-            f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
-            f"ECE {row['test_ece']:.2f}, {elapsed:.1f} s",
-            skcl_method_done=True,
-        )
+        method_rows = []
+        for seed in seeds:
+            row = {**base, **({"seed": seed} if several else {}), "paper": paper,
+                   "reference": reference}
+            best, search = _run_method(row, cls, method, seq, model, seed, data.classes,
+                                       (train, validation, test), n_jobs=n_jobs, verbose=verbose)
+            method_rows.append(row)
+            if method.name not in models:  # the first seed's
+                models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
+            shown = "–" if paper is None else f"{paper:.2f}"
+            _say(
+                log,
+                f"[{label}] {method.name}{f' (seed {seed})' if several else ''}: "
+                f"{row['n_candidates']} candidate(s), best "
+                f"{search.best_params_ or '(no hyperparameters)'}, validation "
+                f"{row['validation']:.2f}, test {row['test']:.2f} (paper {shown}), "
+                f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
+                f"ECE {row['test_ece']:.2f}, {row['search_time_s']:.1f} s",
+                skcl_method_done=True,
+            )
+        rows += method_rows
+        if several:
+            (cell,) = summarize(method_rows)
+            reached = "" if paper is None else f"; {_reached(cell)} ≥ paper"
+            _say(log, f"[{label}] {method.name} over {len(seeds)} seeds: test "
+                      f"{cell['test_mean']:.2f} ± {cell['test_sd']:.2f} (sample sd; min "
+                      f"{cell['test_min']:.2f}, max {cell['test_max']:.2f}; paper "
+                      f"{_fmt(paper)}{reached})")
     return rows, models
 
 
-def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state=0, log=None,
-              verbose=0, root=None, download=False, pretraining=None, extractor_weights=None,
-              cache_dir=None):
+def _seeds(random_state, n_seeds):
+    """The seeds ``random_state, random_state + 1, …`` of ``n_seeds`` runs."""
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 1:
+        raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}.")
+    if n_seeds == 1:
+        return [random_state]
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise ValueError(
+            f"Several seeds (n_seeds={n_seeds}) count up from an integer random_state, "
+            f"got {random_state!r}."
+        )
+    return [int(random_state) + i for i in range(n_seeds)]
+
+
+def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_jobs, verbose):
+    """The protocol for one method and one seed; fills ``row`` in place.
+
+    Returns the selected estimator (fitted on the training sequence) and
+    the fitted search.
+    """
+    train, validation, test = sequences
+    estimator = cls()
+    settings = dict(seq.settings(model), random_state=seed)
+    fixed = seq.method_settings.get(method.name, {})
+    settings.update(fixed)
+    if fixed:
+        row["settings"] = dict(fixed)
+    accepted = estimator.get_params()
+    estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
+    start = time.perf_counter()
+    search = SequenceGridSearch(
+        estimator, method.param_grid, n_jobs=n_jobs, verbose=verbose,
+        task_scoring={"log_loss": log_loss, "ece": expected_calibration_error},
+    )
+    search.fit(train, validation, classes=classes)
+    elapsed = time.perf_counter() - start
+    best = search.best_estimator_
+    test_accuracies = task_accuracies(best, test)
+    test_log_loss = task_scores(best, test, log_loss)
+    test_ece = task_scores(best, test, expected_calibration_error)
+    # The chosen parameters again, evaluated on the test sequence after
+    # every task: the test accuracy matrix, for forgetting and its figure.
+    R = learn_task_sequence(clone(best), train, test, classes=classes)
+    results = search.cv_results_
+    row.update(
+        available=True,
+        best_params=search.best_params_,
+        validation=100 * search.best_score_,
+        test=100 * float(np.mean(test_accuracies)),
+        test_task_accuracies=[100 * float(a) for a in test_accuracies],
+        test_forgetting=100 * average_forgetting(R),
+        test_log_loss=float(np.mean(test_log_loss)),
+        test_task_log_loss=[float(v) for v in test_log_loss],
+        test_ece=100 * float(np.mean(test_ece)),
+        test_task_ece=[100 * float(v) for v in test_ece],
+        test_accuracy_matrix=(100 * R).tolist(),
+        n_candidates=len(results["params"]),
+        search_time_s=elapsed,
+        grid=[
+            {"params": p, "validation": 100 * float(s), "validation_log_loss": float(ll),
+             "validation_ece": 100 * float(e), "fit_time_s": float(t)}
+            for p, s, ll, e, t in zip(
+                results["params"],
+                results["mean_test_score"],
+                results["validation_log_loss"],
+                results["validation_ece"],
+                results["mean_fit_time"],
+            )
+        ],
+    )
+    return best, search
+
+
+def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
+              log=None, verbose=0, root=None, download=False, pretraining=None,
+              extractor_weights=None, cache_dir=None):
     """Run every column of ``sequence`` (see :func:`columns_for`).
 
     Image sequences pre-train their extractor once per pre-training task
     (or load ``extractor_weights``, or the weights cached in
     ``cache_dir`` by an earlier run) and share it between columns.
 
+    With ``n_seeds`` > 1 every column runs the protocol for the seeds
+    ``random_state, …, random_state + n_seeds - 1`` (see
+    :func:`run_column`); the extractors are pre-trained once, with
+    ``random_state``, and shared by every seed.
+
     Returns
     -------
     rows : list of dict
         As :func:`run_column`, all columns.
     models : dict
-        (sequence, model) → {method name → selected estimator}.
+        (sequence, model) → {method name → selected estimator} (with
+        several seeds, the first seed's).
 
     Examples
     --------
@@ -768,6 +844,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
             "extractor_weights needs image sequences that share one pre-training task; "
             f"{sequence!r} uses {sorted(set(keys.values())) or 'none'}."
         )
+    _seeds(random_state, n_seeds)  # a bad count fails before any work
     rows, models, extractors = [], {}, {}
     for seq, mod in columns:
         extractor = None
@@ -780,8 +857,8 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
                 )
             extractor = extractors[key]
         column_rows, column_models = run_column(
-            seq, mod, methods, n_jobs=n_jobs, random_state=random_state, log=log,
-            verbose=verbose, root=root, download=download, extractor=extractor,
+            seq, mod, methods, n_jobs=n_jobs, random_state=random_state, n_seeds=n_seeds,
+            log=log, verbose=verbose, root=root, download=download, extractor=extractor,
         )
         rows += column_rows
         models[seq, mod] = column_models
@@ -792,6 +869,145 @@ def _fmt(value):
     return "–" if value is None else f"{value:.2f}"
 
 
+#: Table I's numbers are rounded (to 4 decimals); ours are exact fractions.
+#: A seed "reaches" the paper's number when it is at most this far below.
+_REACH_TOLERANCE = 1e-3
+
+
+def _several_seeds(rows):
+    """Whether ``rows`` hold several seeds' runs (rows with a ``seed``)."""
+    return any("seed" in row for row in rows)
+
+
+def _reached(cell):
+    return f"{cell['n_reach_paper']}/{cell['n_seeds']}"
+
+
+def summarize(rows):
+    """Each cell (column × method) over its seeds.
+
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`run_column` or :func:`reproduce`, one row
+        per column, method and seed.
+
+    Returns
+    -------
+    list of dict
+        One per column and method, in the rows' order: ``sequence``,
+        ``model``, ``column``, ``method``, ``available``, ``n_seeds``,
+        ``seeds``; the test final average accuracy's ``test_mean``,
+        ``test_sd`` (the *sample* standard deviation, ``ddof=1``; None for
+        a single seed), ``test_min``, ``test_median`` and ``test_max`` (%);
+        ``test_forgetting_mean``; the paper's and the reference code's
+        numbers (``paper``, ``reference``); and ``n_reach_paper``, the
+        number of seeds whose test accuracy reaches the paper's number
+        (at least it, up to its rounding), with ``fraction_reach_paper``
+        (None where the paper has no number). A method this build lacks
+        has ``available`` False and no statistics.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import summarize
+    >>> rows = [{"sequence": "ci-split-iris", "model": "sr", "column": "Iris SR",
+    ...          "method": "EWC", "seed": seed, "paper": 63.3333, "reference": 63.33,
+    ...          "available": True, "test": test, "test_forgetting": 50.0}
+    ...         for seed, test in enumerate([33.3333, 66.6667, 66.6667])]
+    >>> (cell,) = summarize(rows)
+    >>> round(cell["test_mean"], 2), round(cell["test_sd"], 2), cell["n_reach_paper"]
+    (55.56, 19.25, 2)
+    """
+    cells = {}
+    for row in rows:
+        cells.setdefault((row["column"], row["method"]), []).append(row)
+    summary = []
+    for (column, method), group in cells.items():
+        first = group[0]
+        cell = {
+            "sequence": first["sequence"], "model": first["model"], "column": column,
+            "method": method, "available": bool(first["available"]), "n_seeds": len(group),
+            "seeds": [row.get("seed") for row in group],
+        }
+        done = [row for row in group if row["available"]]
+        if done:
+            tests = np.array([row["test"] for row in done])
+            paper = first["paper"]
+            reach = None if paper is None else int(np.sum(tests >= paper - _REACH_TOLERANCE))
+            cell.update(
+                test_mean=float(np.mean(tests)),
+                test_sd=float(np.std(tests, ddof=1)) if len(tests) > 1 else None,
+                test_min=float(np.min(tests)),
+                test_median=float(np.median(tests)),
+                test_max=float(np.max(tests)),
+                test_forgetting_mean=float(np.mean([row["test_forgetting"] for row in done])),
+                n_reach_paper=reach,
+                fraction_reach_paper=None if reach is None else reach / len(tests),
+            )
+        cell.update(paper=first["paper"], reference=first["reference"])
+        summary.append(cell)
+    return summary
+
+
+def _seed_range(seeds):
+    seeds = sorted(set(seeds))
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)
+
+
+def _footnotes(rows):
+    lines = []
+    for column in dict.fromkeys(row["column"] for row in rows):
+        row = next(r for r in rows if r["column"] == column)
+        if "pretraining" in row:
+            ours, papers = row["pretraining"], row["paper_pretraining"]
+            note = "as in the paper" if ours == papers else f"the paper: {papers}"
+            lines.append(f"{column}: features of an extractor pre-trained on {ours} ({note}).")
+    for row in rows:
+        if row.get("settings"):
+            fixed = ", ".join(f"{k}={v!r}" for k, v in row["settings"].items())
+            lines.append(f"{row['column']}: {row['method']} with {fixed}.")
+    return list(dict.fromkeys(lines))  # once, however many seeds
+
+
+def _format_seeds_table(rows):
+    """One line per column × method: mean ± sd, range, paper, ref, seeds ≥ paper."""
+    summary = summarize(rows)
+    seeds = [row["seed"] for row in rows if "seed" in row]
+    col_width = max(len("column"), *(len(c["column"]) for c in summary))
+    name_width = max(len("method"), *(len(c["method"]) for c in summary))
+    header = ["mean ±    sd", "min", "max", "paper", "ref", "≥ paper"]
+    widths = [len("100.00 ± 100.00"), 6, 6, 6, 6, 7]
+    lines = [
+        f"Test final average accuracy (%) over {len(set(seeds))} seeds ({_seed_range(seeds)}): "
+        "mean ± sample standard deviation,",
+        "min and max; paper: Table I (one seed); ref: the paper's code on 2 cores (one seed);",
+        "≥ paper: the seeds whose accuracy reaches the paper's number",
+        "  ".join([
+            "column".ljust(col_width), "method".ljust(name_width),
+            *(h.rjust(w) for h, w in zip(header, widths)),
+        ]),
+    ]
+    previous = None
+    for cell in summary:
+        label = "" if cell["column"] == previous else cell["column"]
+        previous = cell["column"]
+        if "test_mean" in cell:
+            sd = "–" if cell["test_sd"] is None else f"{cell['test_sd']:.2f}"
+            values = [f"{cell['test_mean']:.2f} ± {sd:>5}", _fmt(cell["test_min"]),
+                      _fmt(cell["test_max"])]
+            reach = "–" if cell["n_reach_paper"] is None else _reached(cell)
+        else:
+            values, reach = ["n/a", "", ""], ""
+        values += [_fmt(cell["paper"]), _fmt(cell["reference"]), reach]
+        lines.append("  ".join([
+            label.ljust(col_width), cell["method"].ljust(name_width),
+            *(v.rjust(w) for v, w in zip(values, widths)),
+        ]).rstrip())
+    return "\n".join(lines + _footnotes(rows))
+
+
 def format_table(rows):
     """Table I's layout: methods down, columns across, ``ours / paper / ref``.
 
@@ -800,6 +1016,13 @@ def format_table(rows):
     sequences only); "n/a" marks a method this build of skcl lacks. Image
     columns get a footnote naming the extractor's pre-training task, and
     whether it is the paper's.
+
+    Rows of several seeds (``run_column(..., n_seeds=N)``) give one line
+    per column × method instead, whatever the number of columns: the
+    mean ± the sample standard deviation of the test final average
+    accuracy over the seeds, its minimum and maximum, the paper's and
+    the reference code's single numbers, and how many seeds reach the
+    paper's number (e.g. ``3/10``); see :func:`summarize`.
 
     Parameters
     ----------
@@ -819,7 +1042,20 @@ def format_table(rows):
     method        Iris SR
              ours / paper / ref
     Joint  96.67 / 96.67 / 96.67
+
+    Several seeds:
+
+    >>> rows, _ = run_column("ci-split-iris", "sr", [m for m in METHODS if m.name == "Joint"],
+    ...                      n_seeds=3)
+    >>> print(format_table(rows))  # doctest: +NORMALIZE_WHITESPACE
+    Test final average accuracy (%) over 3 seeds (0–2): mean ± sample standard deviation,
+    min and max; paper: Table I (one seed); ref: the paper's code on 2 cores (one seed);
+    ≥ paper: the seeds whose accuracy reaches the paper's number
+    column   method     mean ±    sd     min     max   paper     ref  ≥ paper
+    Iris SR  Joint    96.67 ±  0.00   96.67   96.67   96.67   96.67      3/3
     """
+    if _several_seeds(rows):
+        return _format_seeds_table(rows)
     columns = list(dict.fromkeys(row["column"] for row in rows))
     methods = list(dict.fromkeys(row["method"] for row in rows))
     cells = {}
@@ -841,17 +1077,7 @@ def format_table(rows):
             [method.ljust(name_width)]
             + [cells.get((method, column), "").rjust(width) for column in columns]
         ))
-    for column in columns:
-        row = next(r for r in rows if r["column"] == column)
-        if "pretraining" in row:
-            ours, papers = row["pretraining"], row["paper_pretraining"]
-            note = "as in the paper" if ours == papers else f"the paper: {papers}"
-            lines.append(f"{column}: features of an extractor pre-trained on {ours} ({note}).")
-    for row in rows:
-        if row.get("settings"):
-            fixed = ", ".join(f"{k}={v!r}" for k, v in row["settings"].items())
-            lines.append(f"{row['column']}: {row['method']} with {fixed}.")
-    return "\n".join(lines)
+    return "\n".join(lines + _footnotes(rows))
 
 
 _CSV_FIELDS = [
@@ -862,11 +1088,25 @@ _CSV_FIELDS = [
 ]
 
 
+_SUMMARY_FIELDS = [
+    "sequence", "model", "column", "method", "available", "n_seeds", "seeds", "test_mean",
+    "test_sd", "test_min", "test_median", "test_max", "test_forgetting_mean", "paper",
+    "reference", "n_reach_paper", "fraction_reach_paper",
+]
+
+
 def write_results(rows, output, stem, *, meta=None):
     """Write ``<stem>.csv`` (one line per column × method), ``<stem>.json``
     (everything, including every candidate's validation score and each
     method's test accuracy matrix) and ``<stem>.txt`` (the table) into the
     folder ``output``.
+
+    Rows of several seeds keep every seed: the CSV has one line per
+    column × method × seed, with a ``seed`` column after ``method``; the
+    JSON's ``results`` hold every seed's row and its ``summary`` the
+    statistics of :func:`summarize` (mean, sample standard deviation,
+    min, median, max, seeds reaching the paper's number), which also go
+    to ``<stem>_summary.csv`` (key ``"summary"`` of the returned dict).
 
     The CSV's columns: ``validation`` and ``test`` final average accuracy
     (%), ``test_task_accuracies`` (%, per task), ``test_forgetting``
@@ -900,24 +1140,42 @@ def write_results(rows, output, stem, *, meta=None):
     >>> paths = write_results(rows, tempfile.mkdtemp(), "ci-split-iris")
     >>> sorted(path.name for path in paths.values())
     ['ci-split-iris.csv', 'ci-split-iris.json', 'ci-split-iris.txt']
+    >>> rows, _ = run_column("ci-split-iris", "sr", [m for m in METHODS if m.name == "Joint"],
+    ...                      n_seeds=2)
+    >>> paths = write_results(rows, tempfile.mkdtemp(), "ci-split-iris")
+    >>> sorted(path.name for path in paths.values())
+    ['ci-split-iris.csv', 'ci-split-iris.json', 'ci-split-iris.txt', 'ci-split-iris_summary.csv']
     """
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     paths = {ext: output / f"{stem}.{ext}" for ext in ("csv", "json", "txt")}
-    with open(paths["csv"], "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=_CSV_FIELDS, extrasaction="ignore")
+    several = _several_seeds(rows)
+    fields = list(_CSV_FIELDS)
+    if several:
+        fields.insert(fields.index("method") + 1, "seed")
+    _write_csv(paths["csv"], rows, fields)
+    document = {"meta": {**_environment(), **(meta or {})}, "results": rows}
+    if several:
+        document["summary"] = summarize(rows)
+        paths["summary"] = output / f"{stem}_summary.csv"
+        _write_csv(paths["summary"], document["summary"], _SUMMARY_FIELDS)
+    paths["json"].write_text(json.dumps(document, indent=2, default=_json_default) + "\n")
+    paths["txt"].write_text(format_table(rows) + "\n")
+    return paths
+
+
+def _write_csv(path, rows, fields):
+    """One line per row; lists and dicts as JSON text."""
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             flat = dict(row)
             for name in ("best_params", "test_task_accuracies", "test_task_log_loss",
-                         "test_task_ece", "settings"):
+                         "test_task_ece", "settings", "seeds"):
                 if name in flat:
                     flat[name] = json.dumps(flat[name])
             writer.writerow(flat)
-    document = {"meta": {**_environment(), **(meta or {})}, "results": rows}
-    paths["json"].write_text(json.dumps(document, indent=2, default=_json_default) + "\n")
-    paths["txt"].write_text(format_table(rows) + "\n")
-    return paths
 
 
 def _environment():

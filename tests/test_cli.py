@@ -241,3 +241,99 @@ def test_without_matplotlib_a_table_run_still_succeeds(monkeypatch, tmp_path, ca
     assert "no accuracy-matrix figure (pip install 'skcl[plot]')" in out
     assert not list(tmp_path.glob("*.png"))
     assert (tmp_path / "ci-split-iris.csv").is_file()
+
+
+@pytest.mark.parametrize("seeds", ["0", "-2", "x", "1.5"])
+def test_a_bad_number_of_seeds_is_a_usage_error(capsys, no_training, seeds):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "ci-split-iris", "--seeds", seeds])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --seeds: must be a positive integer (the number of seeds)" in err
+    assert "Traceback" not in err
+    assert no_training == []
+
+
+def test_seeds_past_the_largest_seed_fail_before_any_work(tmp_path, capsys, no_training):
+    out = tmp_path / "out"
+    assert main(["reproduce", "ci-split-iris", "--seed", str(2**32 - 1), "--seeds", "2",
+                 "--output", str(out)]) == 2
+    assert "goes past the largest seed, 2**32 - 1" in _one_line_error(capsys)
+    assert no_training == [] and not out.exists()
+
+
+def test_seeds_reach_the_library_and_the_bar(monkeypatch, tmp_path, capsys):
+    """--seed S --seeds N runs seeds S..S+N-1; the bar counts each method's
+    run per seed, a method this build lacks all its seeds at once; one seed
+    calls the library exactly as before --seeds existed."""
+    import types
+
+    bars, calls = [], []
+
+    class FakeTqdm:
+        def __init__(self, total, **kwargs):
+            self.total, self.n, self.unit = total, 0, kwargs["unit"]
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def write(self, message, file=None):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+
+    def fake_reproduce(sequence, model, methods, **kwargs):
+        calls.append(kwargs)
+        log = logging.getLogger("skcl.reproduce")
+        n_seeds = kwargs.get("n_seeds", 1)
+        for method in methods[:-1]:
+            for _ in range(n_seeds):
+                log.info(f"[Iris] {method.name}: done", extra={"skcl_method_done": True})
+        log.info("[Iris] last: not available",
+                 extra={"skcl_method_done": True, "skcl_runs": n_seeds})
+        return [], {}
+
+    monkeypatch.setattr(rp, "reproduce", fake_reproduce)
+    monkeypatch.setattr(rp, "write_results", lambda *args, **kwargs: {})
+    monkeypatch.setattr(rp, "format_table", lambda rows: "table")
+    monkeypatch.setattr(cli, "_write_accuracy_matrices", lambda rows, path: path)
+    flags = ["reproduce", "classical", "--methods", "joint", "ft", "aqc",
+             "--output", str(tmp_path)]
+    assert main(flags + ["--seed", "7", "--seeds", "3"]) == 0
+    assert (calls[-1]["random_state"], calls[-1]["n_seeds"]) == (7, 3)
+    assert (bars[-1].total, bars[-1].n, bars[-1].unit) == (3 * 4 * 3, 3 * 3, "run")
+    assert "for 3 seeds" in capsys.readouterr().out
+    assert main(flags) == 0
+    assert "n_seeds" not in calls[-1] and calls[-1]["random_state"] == 0
+    assert (bars[-1].total, bars[-1].unit) == (3 * 4, "method")
+
+
+@pytest.mark.slow
+def test_cli_runs_two_seeds(tmp_path, capsys):
+    """A cheap column, two seeds: the table's cells are mean ± sd beside the
+    paper with the seeds reaching it; the files keep both seeds."""
+    import csv
+    import json
+
+    assert main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "joint", "ft",
+                 "--seeds", "2", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "[Iris SR] Joint (seed 1):" in out and "[Iris SR] Joint over 2 seeds:" in out
+    assert "over 2 seeds (0, 1): mean ± sample standard deviation" in out
+    assert "Wall time" in out and "for 2 seeds" in out and "ci-split-iris_summary.csv" in out
+    with open(tmp_path / "ci-split-iris.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["method"], r["seed"]) for r in rows] == [
+        ("Joint", "0"), ("Joint", "1"), ("Fine-tuning", "0"), ("Fine-tuning", "1")]
+    fine_tuning = next(line for line in out.splitlines() if "Fine-tuning  " in line)
+    assert "33.33 ±  0.00" in fine_tuning and fine_tuning.endswith("2/2")
+    document = json.loads((tmp_path / "ci-split-iris.json").read_text())
+    assert document["meta"]["seed"] == 0 and document["meta"]["seeds"] == [0, 1]
+    joint = document["summary"][0]
+    assert joint["test_mean"] == pytest.approx(
+        np.mean([float(r["test"]) for r in rows if r["method"] == "Joint"]))

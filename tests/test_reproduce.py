@@ -296,3 +296,107 @@ def test_mnist_mlp_columns_learn_the_pixels_with_a_kronecker_aqc(shared_data_dir
 def test_cli_says_the_mnist_mlp_columns_are_fcnn(tmp_path, capsys):
     assert main(["reproduce", "mnist-mlp", "--model", "sr", "--output", str(tmp_path)]) == 2
     assert "--model fcnn" in capsys.readouterr().err
+
+
+def _cheap_methods():
+    """Joint and fine-tuning (one candidate each) and AQC on a one-λ grid."""
+    import dataclasses
+
+    by_name = {m.name: m for m in rp.METHODS}
+    return [by_name["Joint"], by_name["Fine-tuning"],
+            dataclasses.replace(by_name["AQC"], param_grid={"alpha": [10]})]
+
+
+_TIMINGS = {"search_time_s", "fit_time_s"}
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k not in _TIMINGS}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+@pytest.mark.slow
+def test_several_seeds_keep_every_run_and_the_first_is_the_single_seed_run(tmp_path):
+    """Two seeds: every method's protocol runs once per seed, in order; the
+    first seed's row is a one-seed run's row, bit for bit, plus its seed;
+    the table gives mean ± sd and the seeds reaching the paper; the files
+    keep both seeds and a summary whose mean is the rows' mean."""
+    methods = _cheap_methods()
+    one, one_models = rp.run_column("ci-split-iris", "sr", methods)
+    lines = []
+    rows, models = rp.run_column("ci-split-iris", "sr", methods, n_seeds=2, log=lines.append)
+    assert [(r["method"], r["seed"]) for r in rows] == [
+        ("Joint", 0), ("Joint", 1), ("Fine-tuning", 0), ("Fine-tuning", 1), ("AQC", 0),
+        ("AQC", 1)]
+    assert all("seed" not in r for r in one)
+    for single, first in zip(one, rows[::2]):
+        assert first["test"] == single["test"]  # bit-identical
+        assert _without_timings({k: v for k, v in first.items() if k != "seed"}) == (
+            _without_timings(single))
+    # The seed matters: the two seeds' fine-tuning runs end with different losses.
+    assert rows[2]["test_log_loss"] != rows[3]["test_log_loss"]
+    assert list(models) == list(one_models)  # the first seed's estimators
+    assert models["AQC"].random_state == 0
+    assert "[Iris SR] AQC (seed 1):" in "\n".join(lines)
+    assert any(line.startswith("[Iris SR] AQC over 2 seeds: test ") and "≥ paper" in line
+               for line in lines)
+
+    summary = rp.summarize(rows)
+    assert [(c["method"], c["n_seeds"], c["seeds"]) for c in summary] == [
+        ("Joint", 2, [0, 1]), ("Fine-tuning", 2, [0, 1]), ("AQC", 2, [0, 1])]
+    for cell, pair in zip(summary, [rows[0:2], rows[2:4], rows[4:6]]):
+        tests = [r["test"] for r in pair]
+        assert cell["test_mean"] == pytest.approx(np.mean(tests))
+        assert cell["test_sd"] == pytest.approx(np.std(tests, ddof=1))
+        assert (cell["test_min"], cell["test_max"]) == (min(tests), max(tests))
+        reach = sum(t >= cell["paper"] - 1e-3 for t in tests)
+        assert cell["n_reach_paper"] == reach and cell["fraction_reach_paper"] == reach / 2
+    assert summary[1]["n_reach_paper"] == 2  # fine-tuning: 33.33, as in the paper
+
+    table = rp.format_table(rows)
+    assert "over 2 seeds (0, 1): mean ± sample standard deviation" in table
+    joint_line = next(line for line in table.splitlines() if "Joint" in line)
+    assert "96.67 ±  0.00" in joint_line and joint_line.endswith("2/2")
+    assert max(len(line) for line in table.splitlines()) <= 100
+
+    paths = rp.write_results(rows, tmp_path, "seeds")
+    with open(paths["csv"]) as f:
+        written = list(csv.DictReader(f))
+    assert [(r["method"], r["seed"]) for r in written] == [
+        (r["method"], str(r["seed"])) for r in rows]
+    assert [float(r["test"]) for r in written] == [r["test"] for r in rows]
+    document = json.loads(paths["json"].read_text())
+    assert [r["seed"] for r in document["results"]] == [0, 1, 0, 1, 0, 1]
+    aqc = document["summary"][2]
+    assert aqc["method"] == "AQC"
+    assert aqc["test_mean"] == pytest.approx(np.mean([r["test"] for r in rows[4:]]))
+    with open(paths["summary"]) as f:
+        summary_csv = list(csv.DictReader(f))
+    assert paths["summary"].name == "seeds_summary.csv"
+    assert [r["method"] for r in summary_csv] == ["Joint", "Fine-tuning", "AQC"]
+    assert float(summary_csv[2]["test_mean"]) == pytest.approx(aqc["test_mean"])
+    assert json.loads(summary_csv[2]["seeds"]) == [0, 1]
+    assert paths["txt"].read_text() == table + "\n"
+
+
+def test_a_missing_estimator_has_a_row_per_seed():
+    missing = rp.Method("NC", "NoSuchClassifier", {"alpha": [1]}, {"Iris SR": 93.3333})
+    rows, models = rp.run_column("ci-split-iris", "sr", [missing], random_state=5, n_seeds=3)
+    assert [(r["seed"], r["available"]) for r in rows] == [(5, False), (6, False), (7, False)]
+    assert models == {}
+    (cell,) = rp.summarize(rows)
+    assert cell["available"] is False and "test_mean" not in cell
+    assert "over 3 seeds (5–7)" in rp.format_table(rows)
+    nc_line = rp.format_table(rows).splitlines()[-1]
+    assert "n/a" in nc_line and "93.33" in nc_line
+
+
+@pytest.mark.parametrize("n_seeds", [0, -1, 2.0, "2", True])
+def test_n_seeds_must_be_a_positive_integer(n_seeds):
+    with pytest.raises(ValueError, match="n_seeds must be a positive integer"):
+        rp.run_column("ci-split-iris", "sr", [], n_seeds=n_seeds)
+    with pytest.raises(ValueError, match="n_seeds must be a positive integer"):
+        rp.reproduce("ci-split-iris", "sr", [], n_seeds=n_seeds)
