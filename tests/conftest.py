@@ -62,6 +62,7 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(n_cpus, MAX_WORKERS))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Keep the tests that share a module-scoped fixture on one xdist worker.
 
