@@ -25,8 +25,11 @@ ESTIMATORS = [
     AQCClassifier(**FAST),
     EWCClassifier(**FAST),
     SIClassifier(**FAST),
-    AQCClassifier(hidden_layer_sizes=(4,), **FAST),
-    # Kronecker-factored GGN, on a hidden layer so that K-FAC has two blocks.
+    # Kronecker-factored GGN, on a hidden layer so that K-FAC has two blocks:
+    # the contract with a hidden layer. (The full autodiff Hessian of a
+    # hidden-layer network is tested against finite differences and the
+    # GGN in test_curvature.py; under the checks' many input shapes it
+    # would only add compilations.)
     AQCClassifier(curvature="ggn", structure="kron", hidden_layer_sizes=(4,), **FAST),
     OnlineEWCClassifier(**FAST),
     # A smaller consolidator than the default (256, 256) × 1000 steps: the
