@@ -166,22 +166,28 @@ def minimize(
         parameters, for recognising a run that blew up; computed in the
         same compiled program.
     """
-    n_samples = X.shape[0]
-    n_batches = n_minibatches(n_samples, batch_size)
-    optimiser = _optimiser(n_epochs * n_batches, learning_rate)
-    step = partial(_step, model, consolidation, state, X, y, weights, optimiser, n_batches)
-
-    def epoch(carry, epoch_key):
-        batches = _epoch_batches(epoch_key, n_samples, batch_size)
-        carry, losses = jax.lax.scan(step, carry, batches)
-        return carry, losses.sum()
-
+    optimiser = _optimiser(n_epochs * n_minibatches(X.shape[0], batch_size), learning_rate)
+    epoch = partial(_epoch, model, consolidation, state, X, y, weights, optimiser, batch_size)
     start_loss = _objective_value(model, consolidation, state, params, X, y, weights, key)
     carry0 = (params, optimiser.init(params), consolidation.init_trace(state, params))
     (params, _, trace), epoch_losses = jax.lax.scan(
         epoch, carry0, jax.random.split(key, n_epochs)
     )
     return params, epoch_losses, trace, start_loss
+
+
+def _epoch(model, consolidation, state, X, y, weights, optimiser, batch_size, carry, epoch_key):
+    """One epoch: a scan of :func:`_step` over the epoch's shuffled minibatches.
+
+    Returns the carry and the sum of the minibatch losses; shared by
+    :func:`minimize` (inside its scan over epochs) and
+    :func:`minimize_epochwise` (jitted alone).
+    """
+    n_samples = X.shape[0]
+    step = partial(_step, model, consolidation, state, X, y, weights, optimiser,
+                   n_minibatches(n_samples, batch_size))
+    carry, losses = jax.lax.scan(step, carry, _epoch_batches(epoch_key, n_samples, batch_size))
+    return carry, losses.sum()
 
 
 @partial(jax.jit, static_argnames=("model", "n_steps", "n_batches"))
@@ -197,12 +203,8 @@ _jitted_epoch_batches = jax.jit(_epoch_batches, static_argnames=("n_samples", "b
 @partial(jax.jit, static_argnames=("model", "n_steps", "batch_size"))
 def _jitted_epoch(model, consolidation, state, X, y, weights, learning_rate, carry, epoch_key,
                   *, n_steps, batch_size):
-    n_samples = X.shape[0]
-    optimiser = _optimiser(n_steps, learning_rate)
-    step = partial(_step, model, consolidation, state, X, y, weights, optimiser,
-                   n_minibatches(n_samples, batch_size))
-    carry, losses = jax.lax.scan(step, carry, _epoch_batches(epoch_key, n_samples, batch_size))
-    return carry, losses.sum()
+    return _epoch(model, consolidation, state, X, y, weights, _optimiser(n_steps, learning_rate),
+                  batch_size, carry, epoch_key)
 
 
 _jitted_objective_value = jax.jit(lambda *args, model: _objective_value(model, *args),
