@@ -10,7 +10,10 @@ from scipy.special import log_softmax
 from skcl import AQCClassifier, FineTuningClassifier, NCClassifier
 from skcl._base import _PendingFold, deferred_folds
 from skcl._consolidation import Neural, Prior, prior_state
-from skcl._consolidation.neural import NeuralState, ball_sample, fit_consolidator, target_values
+from skcl._consolidation.memo import FitMemo, digest
+from skcl._consolidation.neural import (
+    FITS, NeuralState, ball_sample, fit_consolidator, target_values,
+)
 from skcl._model import Model
 from skcl._networks import MLP
 from skcl.metrics import final_average_accuracy
@@ -205,3 +208,65 @@ def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris):
     lazy._complete_fold()
     np.testing.assert_array_equal(lazy.consolidation_.phi, reference.consolidation_.phi)
 
+
+
+def test_digest_tells_apart_any_difference_in_content_type_shape_or_structure():
+    def tree(x=np.arange(4, dtype=np.float32), key=0):
+        return {"x": x, "key": jax.random.PRNGKey(key), "scale": 1.0}
+
+    same = digest(tree())
+    assert digest(tree()) == same
+    nudged = np.arange(4, dtype=np.float32)
+    nudged[3] = np.nextafter(nudged[3], np.float32(4))
+    assert digest(tree(nudged)) != same
+    assert digest(tree(np.arange(4, dtype=np.float64))) != same
+    assert digest(tree(np.arange(4, dtype=np.float32).reshape(2, 2))) != same
+    assert digest(tree(key=1)) != same
+    assert digest([tree()]) != same
+    assert digest(1.0) != digest(1)
+
+
+def test_fit_memo_keeps_the_latest_results_within_its_byte_budget():
+    memo, calls = FitMemo(max_bytes=3 * 400), []  # room for three results of 400 bytes
+
+    def compute(i):
+        calls.append(i)
+        return np.full(100, i, np.float32)
+
+    for i in range(4):
+        memo.get_or_compute(i, lambda i=i: compute(i))
+    assert len(memo) == 3 and calls == [0, 1, 2, 3]
+    np.testing.assert_array_equal(memo.get_or_compute(1, lambda: compute(-1)), np.full(100, 1))
+    memo.get_or_compute(0, lambda: compute(0))  # the oldest was dropped: computed again
+    assert calls == [0, 1, 2, 3, 0] and (memo.hits, memo.misses) == (1, 5)
+    with pytest.raises(ValueError, match="read-only"):
+        memo.get_or_compute(1, lambda: compute(-1))[0] = 7.0  # shared: nobody may change it
+    small = FitMemo(max_bytes=10)
+    small.get_or_compute("big", lambda: compute(9))
+    assert len(small) == 0
+
+
+def test_after_task_1_every_lambda_of_a_radius_shares_one_consolidator_fit(iris):
+    # θ*_1 and the target (prior + nll_1) do not depend on λ, so a grid's λ
+    # values get one fit per radius; what the memo hands back is exactly a
+    # new fit's result.
+    common = dict(consolidator_hidden_layer_sizes=(16,), consolidator_n_steps=50,
+                  **IRIS_SETTINGS, random_state=0)
+    X, y = iris.train[0]
+    FITS.clear()
+    small = NCClassifier(alpha=1.0, radius=10.0, **common).partial_fit(X, y, classes=iris.classes)
+    large = NCClassifier(alpha=1000.0, radius=10.0, **common).partial_fit(X, y, classes=iris.classes)
+    assert (FITS.hits, FITS.misses) == (1, 1)
+    np.testing.assert_array_equal(large.consolidation_.phi, small.consolidation_.phi)
+    FITS.clear()
+    again = NCClassifier(alpha=1000.0, radius=10.0, **common).partial_fit(X, y, classes=iris.classes)
+    assert (FITS.hits, FITS.misses) == (0, 1)
+    np.testing.assert_array_equal(again.consolidation_.phi, large.consolidation_.phi)
+    np.testing.assert_array_equal(again.consolidator_loss_curve_, large.consolidator_loss_curve_)
+    # Another radius is another fit; after task 2 the target holds λ·κ(θ; φ*_1).
+    NCClassifier(alpha=1.0, radius=1.0, **common).partial_fit(X, y, classes=iris.classes)
+    assert (FITS.hits, FITS.misses) == (0, 2)
+    small.partial_fit(*iris.train[1])
+    large.partial_fit(*iris.train[1])
+    assert (FITS.hits, FITS.misses) == (0, 4)
+    assert not np.array_equal(small.consolidation_.phi, large.consolidation_.phi)

@@ -25,9 +25,13 @@ import optax
 
 from .._networks import MLP
 from .base import Consolidation, consolidation
-from .quadratic import prior_state, quadratic_penalty
+from .memo import FitMemo, digest
+from .quadratic import Prior, prior_state, quadratic_penalty
 
-__all__ = ["Neural", "NeuralState", "fit_consolidator", "ball_sample", "target_values"]
+__all__ = [
+    "FITS", "Neural", "NeuralState", "ball_sample", "fit_consolidator", "fit_consolidator_once",
+    "target_values",
+]
 
 
 @partial(
@@ -191,6 +195,26 @@ def fit_consolidator(
     return phi, losses
 
 
+# Consolidator fits asked for again with identical inputs (see ``memo``):
+# 256 MB holds about 270 fits of κ on 650 parameters, 900 on 15.
+FITS = FitMemo(256 * 2**20)
+
+
+def fit_consolidator_once(model, consolidator, phi, previous, state, center, radius, X, y,
+                          weights, key, learning_rate, l2, *, n_steps, n_points):
+    """:func:`fit_consolidator`, computed once per process for the same inputs.
+
+    Returns the same ``(phi, losses)`` (as read-only host arrays) as a new
+    fit would, from :data:`FITS` when an identical fit was done before.
+    """
+    args = (model, consolidator, phi, previous, state, center, radius, X, y, weights, key,
+            learning_rate, l2)
+    static = dict(n_steps=n_steps, n_points=n_points)
+    key = (model, consolidator, n_steps, n_points,
+           digest(phi, previous, state, center, radius, X, y, weights, key, learning_rate, l2))
+    return FITS.get_or_compute(key, lambda: fit_consolidator(*args, **static))
+
+
 def target_values(model, previous, state, thetas, X, y, weights, chunk_size=1024):
     """The consolidator's target at given points (jitted; for checks and tests).
 
@@ -280,7 +304,7 @@ class Neural(Consolidation):
         n_features = growth.new_model.network.n_features
         # No data term: one sample of weight zero keeps fit_consolidator's shapes.
         X = np.zeros((1, n_features), np.float32)
-        phi, losses = fit_consolidator(
+        phi, losses = fit_consolidator_once(
             growth.new_model, consolidator, phi, target, state,
             np.asarray(growth.theta), self.radius, X, np.zeros(1, np.int32),
             np.zeros(1, np.float32), key, self.learning_rate, self.l2,
@@ -299,8 +323,11 @@ class Neural(Consolidation):
             phi = state.phi  # warm start from φ*_{t-1}
         else:
             phi = consolidator.init(init_key)
-        phi, losses = fit_consolidator(
-            model, consolidator, phi, self, state, task.end, self.radius,
+        # After task 1 the target is the prior plus nll_1, whatever λ is:
+        # said so, the fit is one for every λ of a grid (see FITS).
+        previous, target_state = (self, state) if state.phi is not None else (Prior(), state.prior)
+        phi, losses = fit_consolidator_once(
+            model, consolidator, phi, previous, target_state, task.end, self.radius,
             task.X, task.y, task.weights, fit_key, self.learning_rate, self.l2,
             n_steps=self.n_steps, n_points=self.n_points,
         )
