@@ -9,15 +9,17 @@ interleaved (the machine may be shared: compare ratios, not seconds).
    (``SKCL_COMPILATION_CACHE=0``), with an empty cache (cold) and with
    the cache the cold run filled (warm). Also checks that the θ*_T of
    every run are bit-identical.
-2. **Shapes.** The compilation a new task size costs: the first
-   ``partial_fit`` of each of CI Split Wine's three task sizes (38, 45 and
-   30 rows; each compiles its own training loop), then the same calls
-   again (compiled). Padding the tasks to shared sizes would remove the
-   compilations but not keep the results identical (see the report).
+2. **Shapes.** CI Split Wine's three tasks (38, 45 and 30 rows) learned
+   in a row by fine-tuning, AQC and joint training, each task timed:
+   with one training loop compiled per task size (padding off, the
+   behaviour before) and with small tasks padded to shared sizes
+   (``skcl._training.padded_size``), with the number of loops compiled
+   and a check that θ*_T is bit-identical.
 3. **NC search.** :class:`~skcl.model_selection.SequenceGridSearch` of
    NCClassifier over the paper's 15-candidate grid (λ ∈ {1, 10, 100, 1000,
-   10000} × r ∈ {1, 10, 100}) on CI Split Iris, with every candidate's
-   last consolidator fit (before) and without it (after, the default).
+   10000} × r ∈ {1, 10, 100}) on CI Split Iris: with every candidate's
+   last consolidator fit (before), without it, and with identical fits
+   shared (after task 1 one fit per radius serves every λ; the default).
 
     PYTHONPATH=. python benchmarks/bench_speed.py [--quick] [--repeats N]
 
@@ -117,43 +119,60 @@ def cache_table(repeats):
 
 
 def shapes_table():
-    from skcl import FineTuningClassifier
+    import jax
+
+    from skcl import _training
+    from skcl import AQCClassifier, FineTuningClassifier, JointClassifier
     from skcl.datasets import load_ci_split_wine
 
     data = load_ci_split_wine()
     sizes = [len(y) for _, y in data.train]
-    print("\n2. Shapes: first partial_fit of each CI Split Wine task size in this process "
-          "(compiles) vs the same call again (compiled); FCNN(16), 100 epochs, batch 16")
-    print(f"   {'rows':>5} {'first s':>8} {'again s':>8} {'compile share':>14}")
-
-    def one(X, y):
-        clf = FineTuningClassifier(hidden_layer_sizes=(16,), random_state=0)
-        start = time.perf_counter()
-        clf.partial_fit(X, y, classes=data.classes)
-        return time.perf_counter() - start
-
-    for (X, y), n in zip(data.train, sizes):
-        first = one(X, y)
-        again = statistics.median(one(X, y) for _ in range(3))
-        print(f"   {n:>5} {first:>8.2f} {again:>8.2f} {1 - again / first:>14.0%}")
+    print("\n2. Shapes: CI Split Wine's tasks (" + ", ".join(map(str, sizes)) + " rows; joint "
+          "training's union grows) learned in a row, each task's partial_fit timed, in one "
+          "process with JAX's caches cleared before each variant; FCNN(16), 100 epochs, "
+          "batch 16. Before: one training loop compiled per task size; after: small tasks "
+          "padded to shared sizes")
+    print(f"   {'method':<22} {'variant':<18} {'task s':>20} {'total s':>8} {'loops':>6}")
+    pad_max = _training.PAD_MAX
+    for cls in (FineTuningClassifier, AQCClassifier, JointClassifier):
+        thetas = []
+        for label, limit in (("per size (before)", 0), ("padded (after)", pad_max)):
+            jax.clear_caches()
+            _training.PAD_MAX = limit
+            try:
+                clf = cls(hidden_layer_sizes=(16,), learning_rate=0.01, random_state=0)
+                times = []
+                for X, y in data.train:
+                    start = time.perf_counter()
+                    clf.partial_fit(X, y, classes=data.classes)
+                    times.append(time.perf_counter() - start)
+            finally:
+                _training.PAD_MAX = pad_max
+            thetas.append(clf.theta_)
+            print(f"   {cls.__name__:<22} {label:<18} {' '.join(f'{t:6.2f}' for t in times):>20} "
+                  f"{sum(times):>8.2f} {_training._minimize._cache_size():>6}")
+        print(f"   {'':<22} θ*_T bit-identical: {np.array_equal(*thetas)}")
 
 
 def nc_table(quick):
     from skcl import NCClassifier
     from skcl._consolidation import Neural
+    from skcl._consolidation.neural import FITS
     from skcl.datasets import load_ci_split_iris
     from skcl.model_selection import SequenceGridSearch
 
-    def search(eager):
-        # The search defers the folds that may wait; with Neural's
-        # fold_can_wait off every fold runs, the last one included (the
-        # behaviour before).
-        Neural.fold_can_wait = not eager
+    def search(eager, shared):
+        # With Neural's fold_can_wait off every fold runs, the last one
+        # included; with the memo's budget at 0 no fit is shared (the
+        # behaviour before each change).
+        Neural.fold_can_wait, budget = not eager, FITS.max_bytes
+        FITS.clear()
+        FITS.max_bytes = budget if shared else 0
         try:
             return SequenceGridSearch(NCClassifier(**settings), grid).fit(
                 data.train, data.validation, classes=data.classes)
         finally:
-            Neural.fold_can_wait = True
+            Neural.fold_can_wait, FITS.max_bytes = True, budget
 
     data = load_ci_split_iris()
     n_steps = 200 if quick else 1000
@@ -161,21 +180,26 @@ def nc_table(quick):
     grid = {"alpha": [1.0, 10.0, 100.0, 1000.0, 10000.0], "radius": [1.0, 10.0, 100.0]}
     print(f"\n3. NC search: 15 candidates on CI Split Iris (SR, κ (256, 256), {n_steps} steps "
           "per fold), n_jobs=1")
-    # Compile first, so that neither variant pays it.
+    # Compile first, so that no variant pays it.
     SequenceGridSearch(NCClassifier(**settings), {"alpha": [1.0]}).fit(
         data.train, data.validation, classes=data.classes)
-    times, searches = {"every fold (before)": [], "last fold skipped (after)": []}, {}
+    variants = {"every fold (before)": (True, False),
+                "last fold skipped": (False, False),
+                "+ shared fits (after)": (False, True)}
+    times, searches = {label: [] for label in variants}, {}
     for _ in range(1 if quick else 2):
-        for label, eager in (("every fold (before)", True),
-                             ("last fold skipped (after)", False)):
+        for label, (eager, shared) in variants.items():
             start = time.perf_counter()
-            searches[label] = search(eager)
+            searches[label] = search(eager, shared)
             times[label].append(time.perf_counter() - start)
-    before, after = searches.values()
-    same = (np.array_equal(before.accuracy_matrices_, after.accuracy_matrices_, equal_nan=True)
-            and np.array_equal(before.best_estimator_.theta_, after.best_estimator_.theta_)
-            and np.array_equal(before.best_estimator_.consolidation_.phi,
-                               after.best_estimator_.consolidation_.phi))
+    first, *others = searches.values()
+    same = all(
+        np.array_equal(first.accuracy_matrices_, other.accuracy_matrices_, equal_nan=True)
+        and np.array_equal(first.best_estimator_.theta_, other.best_estimator_.theta_)
+        and np.array_equal(first.best_estimator_.consolidation_.phi,
+                           other.best_estimator_.consolidation_.phi)
+        for other in others
+    )
     base = min(times["every fold (before)"])
     print(f"   {'variant':<26} {'best s':>7} {'runs':>14} {'ratio':>6}")
     for label, values in times.items():

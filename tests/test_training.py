@@ -92,3 +92,92 @@ def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, with_tr
         assert np.abs(np.asarray(compiled[2])).max() > 0.1
     else:
         assert stepwise[2] is None and compiled[2] is None
+
+
+def _sequential_task_args(method, n_samples, wine):
+    import jax
+
+    from skcl._consolidation import prior_state
+    from skcl._model import Model
+    from skcl._networks import MLP
+
+    X = np.concatenate([X for X, _ in wine.train])[:n_samples].astype(np.float32)
+    y = np.concatenate([y for _, y in wine.train])[:n_samples].astype(np.int32)
+    X = (X - X.mean(0)) / X.std(0)
+    network = MLP(X.shape[1], (5,), 3)
+    return (Model(network, "categorical"), method, prior_state(network.n_params, 1.0),
+            network.init(jax.random.PRNGKey(0)), X, y, np.ones(n_samples, np.float32),
+            jax.random.PRNGKey(1), 0.05)
+
+
+@pytest.mark.parametrize("n_samples", [10, 30, 38, 113])
+def test_a_padded_task_takes_exactly_the_steps_of_the_task_alone(wine, monkeypatch, n_samples):
+    # Small tasks train padded (rows never drawn, minibatch slots skipped);
+    # with padding turned off the very same steps run on the task alone.
+    from skcl import _training
+    from skcl._consolidation import PathIntegral
+
+    args = _sequential_task_args(PathIntegral(1.0, 1.0), n_samples, wine)
+    padded = _training.minimize(*args, n_epochs=5, batch_size=16)
+    monkeypatch.setattr(_training, "PAD_MAX", 0)
+    alone = _training.minimize(*args, n_epochs=5, batch_size=16)
+    np.testing.assert_array_equal(padded[0], alone[0])  # θ, bit for bit
+    np.testing.assert_array_equal(padded[2], alone[2])  # SI's path integral
+    np.testing.assert_allclose(padded[1], alone[1], rtol=1e-6)  # the epoch losses
+    assert np.abs(np.asarray(padded[0]) - np.asarray(args[3])).max() > 0.05  # it learned
+
+
+@pytest.mark.parametrize("name", ["JointClassifier", "GVCLClassifier", "SIClassifier"])
+def test_padding_leaves_every_estimator_result_as_it_was(wine, monkeypatch, name):
+    import skcl
+    from skcl import _training
+
+    def learn():
+        clf = getattr(skcl, name)(hidden_layer_sizes=(4,), n_epochs=10, learning_rate=0.01,
+                                  random_state=0)
+        for X, y in wine.train:
+            clf.partial_fit(X, y, classes=wine.classes)
+        return clf
+
+    padded = learn()
+    monkeypatch.setattr(_training, "PAD_MAX", 0)
+    alone = learn()
+    np.testing.assert_array_equal(padded.theta_, alone.theta_)
+    for a, b in zip(jax_leaves(padded.consolidation_), jax_leaves(alone.consolidation_)):
+        np.testing.assert_array_equal(a, b)
+
+
+def jax_leaves(tree):
+    import jax
+
+    return jax.tree_util.tree_leaves(tree)
+
+
+def test_tasks_of_different_sizes_share_one_compiled_training_loop(wine):
+    # CI Split Wine's tasks have 38, 45 and 30 rows; joint training's union
+    # grows to 113: one compiled loop for each method, not one per size.
+    from skcl import FineTuningClassifier, JointClassifier
+    from skcl._training import _minimize
+
+    for cls in (FineTuningClassifier, JointClassifier):
+        clf = cls(hidden_layer_sizes=(3, 2), n_epochs=2, random_state=0)  # a network of its own
+        before = _minimize._cache_size()
+        for X, y in wine.train:
+            clf.partial_fit(X, y, classes=wine.classes)
+        assert _minimize._cache_size() == before + 1, cls.__name__
+
+
+def test_padded_sizes_and_learning_rates():
+    import jax.numpy as jnp
+    import optax
+
+    from skcl._training import PAD_MAX, PAD_MIN, learning_rates, padded_size
+
+    assert [padded_size(n) for n in (1, 30, 128, 129, 1000)] == [PAD_MIN, PAD_MIN, 128, 256, 1024]
+    assert padded_size(PAD_MAX) == PAD_MAX and padded_size(PAD_MAX + 1) == PAD_MAX + 1
+    rates = np.asarray(learning_rates(jnp.float32(0.1), n_steps=300, n_slots=400))
+    schedule = optax.cosine_onecycle_schedule(300, 0.1)
+    # (evaluated one count at a time outside jit, optax's float32 rounding differs a little)
+    np.testing.assert_allclose(rates[:300], [schedule(i) for i in range(300)], rtol=1e-4)
+    assert rates[:300].max() == pytest.approx(0.1) and rates[0] == pytest.approx(0.1 / 25)
+    assert not rates[300:].any()

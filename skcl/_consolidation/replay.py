@@ -34,11 +34,14 @@ class Replay(Consolidation):
         return ReplayState(prior_state(model.network.n_params, prior_precision))
 
     def prepare(self, state, X, y, sample_weight):
+        # The kept data join the task's; the state that trains holds the prior
+        # alone (all its penalty needs), so that tasks, whatever data are
+        # kept, share one compiled training loop.
         if state.X is not None:
             X = np.concatenate([state.X, X])
             y = np.concatenate([state.y, y])
             sample_weight = np.concatenate([state.sample_weight, sample_weight])
-        return state, X, y, sample_weight
+        return ReplayState(state.prior), X, y, sample_weight
 
     def penalty(self, state, params, key):
         return quadratic_penalty(state.prior, params, 1.0)
