@@ -52,6 +52,15 @@ class NCClassifier(BaseSequentialClassifier):
         n, the points drawn in the ball at each step.
     consolidator_l2 : float, default=1.0
         β, the L2 regularisation of φ (the paper's code: 1).
+    consolidator_target_size : int or None, default=None
+        None (the paper): every step's target L̂_t(θ_i) sums the NLL over
+        the whole task, which dominates the fit's cost on large tasks
+        (n_samples × n points forward passes per step). An integer m:
+        over m samples drawn afresh (uniformly, with replacement) at every
+        step, scaled by n_samples/m, an unbiased estimate about
+        n_samples/m times cheaper; tasks of at most m samples are summed
+        whole. A cheaper, noisier target: see the user guide for what it
+        did to accuracy.
 {common}
 
     Attributes
@@ -92,6 +101,7 @@ class NCClassifier(BaseSequentialClassifier):
         "consolidator_learning_rate": [positive_real],
         "consolidator_sample_size": [positive_int],
         "consolidator_l2": [positive_real],
+        "consolidator_target_size": [positive_int, None],
     }
 
     def __init__(
@@ -104,6 +114,7 @@ class NCClassifier(BaseSequentialClassifier):
         consolidator_learning_rate=0.01,
         consolidator_sample_size=64,
         consolidator_l2=1.0,
+        consolidator_target_size=None,
         hidden_layer_sizes=(),
         n_epochs=100,
         batch_size=16,
@@ -134,6 +145,7 @@ class NCClassifier(BaseSequentialClassifier):
         self.consolidator_learning_rate = consolidator_learning_rate
         self.consolidator_sample_size = consolidator_sample_size
         self.consolidator_l2 = consolidator_l2
+        self.consolidator_target_size = consolidator_target_size
 
     def _make_consolidation(self):
         return Neural(
@@ -144,6 +156,7 @@ class NCClassifier(BaseSequentialClassifier):
             layer_sizes(self.consolidator_hidden_layer_sizes, "consolidator_hidden_layer_sizes"),
             int(self.consolidator_n_steps),
             int(self.consolidator_sample_size),
+            None if self.consolidator_target_size is None else int(self.consolidator_target_size),
         )
 
     @property

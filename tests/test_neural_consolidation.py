@@ -270,3 +270,41 @@ def test_after_task_1_every_lambda_of_a_radius_shares_one_consolidator_fit(iris)
     large.partial_fit(*iris.train[1])
     assert (FITS.hits, FITS.misses) == (0, 4)
     assert not np.array_equal(small.consolidation_.phi, large.consolidation_.phi)
+
+
+def test_a_subsampled_target_is_an_unbiased_estimate_of_the_whole_tasks_target(first_task_fit):
+    f = first_task_fit
+    thetas = ball_sample(jax.random.PRNGKey(5), jnp.asarray(f["theta"]), 10.0, 4)
+    args = (f["model"], Prior(), f["prior"], thetas, f["X"], f["y"])
+    prior = np.asarray(target_values(*args, np.zeros_like(f["w"])))  # the penalty alone
+    nll = np.asarray(target_values(*args, f["w"])) - prior
+    n = len(f["y"])
+    draws = np.stack([
+        np.asarray(target_values(*args, f["w"], rows=jax.random.randint(k, (8,), 0, n)))
+        for k in jax.random.split(jax.random.PRNGKey(6), 1000)
+    ]) - prior
+    spread = draws.std(axis=0)
+    assert (spread > 0.1 * nll).any()  # one draw is noisy...
+    # ...their mean is the sum, up to its standard error (1,000 draws)
+    np.testing.assert_array_less(np.abs(draws.mean(0) - nll), 4 * spread / np.sqrt(1000) + 1e-4)
+    every_row = np.asarray(target_values(*args, f["w"], rows=jnp.arange(n))) - prior
+    np.testing.assert_allclose(every_row, nll, rtol=1e-5)
+
+
+def test_nc_with_a_subsampled_target_still_fits_the_loss(iris, first_task_fit):
+    f = first_task_fit
+    common = dict(**IRIS_SETTINGS, random_state=0, radius=10.0)
+    X, y = iris.train[0]
+    # A target over at least the whole task is the paper's, bit for bit.
+    whole = NCClassifier(**common, consolidator_n_steps=50).partial_fit(X, y, classes=iris.classes)
+    at_least = NCClassifier(**common, consolidator_n_steps=50, consolidator_target_size=len(y))
+    at_least.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(at_least.consolidation_.phi, whole.consolidation_.phi)
+    # Eight of the task's 32 samples per step: κ still follows the whole loss.
+    sub = NCClassifier(**common, consolidator_target_size=8).partial_fit(X, y, classes=iris.classes)
+    held_out = ball_sample(jax.random.PRNGKey(123), jnp.asarray(sub.theta_), 10.0, 512)
+    target = np.asarray(target_values(f["model"], Prior(), f["prior"], held_out,
+                                      f["X"], f["y"], f["w"]))
+    predicted = np.asarray(jax.vmap(sub.consolidation_.kappa)(held_out))
+    assert np.corrcoef(predicted, target)[0, 1] > 0.98
+    assert np.median(np.abs(predicted - target)) < 0.1 * target.std()

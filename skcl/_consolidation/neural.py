@@ -84,12 +84,17 @@ def ball_sample(key, center, radius, n_points):
     return center + radius * u ** (1.0 / d) * direction
 
 
-def _target_values(model, previous, state, thetas, X, y, w, chunk_size):
+def _target_values(model, previous, state, thetas, X, y, w, chunk_size, rows=None):
     """``previous.penalty(state, θ) + nll(θ)`` for each row of ``thetas``.
 
     The NLL is summed over the whole task, in chunks of ``chunk_size``
-    samples so that memory stays bounded (n_points × chunk × n_outputs).
+    samples so that memory stays bounded (n_points × chunk × n_outputs);
+    with ``rows`` (m indices drawn uniformly), over those rows only,
+    scaled by n/m: an unbiased estimate of the whole task's sum.
     """
+    if rows is not None:
+        w = w[rows] * (X.shape[0] / rows.shape[0])
+        X, y = X[rows], y[rows]
     n_samples = X.shape[0]
     chunk_size = min(chunk_size, n_samples)
     n_chunks = -(-n_samples // chunk_size)
@@ -110,7 +115,7 @@ def _target_values(model, previous, state, thetas, X, y, w, chunk_size):
 
 @partial(
     jax.jit,
-    static_argnames=("model", "consolidator", "n_steps", "n_points", "chunk_size"),
+    static_argnames=("model", "consolidator", "n_steps", "n_points", "target_size", "chunk_size"),
 )
 def fit_consolidator(
     model,
@@ -129,6 +134,7 @@ def fit_consolidator(
     *,
     n_steps,
     n_points,
+    target_size=None,
     chunk_size=1024,
 ):
     """Fit κ(·; φ) to the approximate total loss around θ*_t (eq. 6).
@@ -164,6 +170,12 @@ def fit_consolidator(
         Number of Adam steps.
     n_points : int
         n, the ball samples per step.
+    target_size : int, default=None
+        None (the paper): the target's NLL sums over every sample of the
+        task at every step. An integer m below the task's size: over m
+        samples drawn afresh at every step, scaled by n_samples/m, an
+        unbiased and n_samples/m times cheaper estimate (the m samples
+        are drawn uniformly, with replacement).
     chunk_size : int, default=1024
         Samples per chunk of the NLL evaluation.
 
@@ -183,8 +195,14 @@ def fit_consolidator(
 
     def step(carry, step_key):
         phi, opt_state = carry
+        rows = None
+        if target_size is not None and target_size < X.shape[0]:
+            step_key, rows_key = jax.random.split(step_key)
+            # Drawn with replacement: as unbiased, and far cheaper to draw
+            # than without (8 ms for 1,024 of 10,000 rows, a permutation).
+            rows = jax.random.randint(rows_key, (target_size,), 0, X.shape[0])
         thetas = ball_sample(step_key, center, radius, n_points)
-        targets = _target_values(model, previous, state, thetas, X, y, weights, chunk_size)
+        targets = _target_values(model, previous, state, thetas, X, y, weights, chunk_size, rows)
         loss, grad = jax.value_and_grad(consolidator_loss)(phi, thetas, targets)
         updates, opt_state = optimiser.update(grad, opt_state, phi)
         return (optax.apply_updates(phi, updates), opt_state), loss
@@ -201,7 +219,7 @@ FITS = FitMemo(256 * 2**20)
 
 
 def fit_consolidator_once(model, consolidator, phi, previous, state, center, radius, X, y,
-                          weights, key, learning_rate, l2, *, n_steps, n_points):
+                          weights, key, learning_rate, l2, *, n_steps, n_points, target_size=None):
     """:func:`fit_consolidator`, computed once per process for the same inputs.
 
     Returns the same ``(phi, losses)`` (as read-only host arrays) as a new
@@ -209,30 +227,33 @@ def fit_consolidator_once(model, consolidator, phi, previous, state, center, rad
     """
     args = (model, consolidator, phi, previous, state, center, radius, X, y, weights, key,
             learning_rate, l2)
-    static = dict(n_steps=n_steps, n_points=n_points)
-    key = (model, consolidator, n_steps, n_points,
-           digest(phi, previous, state, center, radius, X, y, weights, key, learning_rate, l2))
-    return FITS.get_or_compute(key, lambda: fit_consolidator(*args, **static))
+    static = dict(n_steps=n_steps, n_points=n_points, target_size=target_size)
+    memo_key = (model, consolidator, n_steps, n_points, target_size,
+                digest(phi, previous, state, center, radius, X, y, weights, key, learning_rate, l2))
+    return FITS.get_or_compute(memo_key, lambda: fit_consolidator(*args, **static))
 
 
-def target_values(model, previous, state, thetas, X, y, weights, chunk_size=1024):
+def target_values(model, previous, state, thetas, X, y, weights, chunk_size=1024, rows=None):
     """The consolidator's target at given points (jitted; for checks and tests).
 
     Parameters
     ----------
     thetas : array of shape (n_points, n_params)
+    rows : int array of shape (m,), default=None
+        Sum the NLL over these samples only, scaled by n_samples/m (see
+        ``target_size`` of :func:`fit_consolidator`).
 
     Returns
     -------
     array of shape (n_points,)
     """
-    return _jit_target_values(model, previous, state, thetas, X, y, weights, chunk_size)
+    return _jit_target_values(model, previous, state, thetas, X, y, weights, chunk_size, rows)
 
 
 _jit_target_values = jax.jit(_target_values, static_argnames=("model", "chunk_size"))
 
 
-@consolidation(static=("hidden_layer_sizes", "n_steps", "n_points"))
+@consolidation(static=("hidden_layer_sizes", "n_steps", "n_points", "target_size"))
 class Neural(Consolidation):
     """λ·κ(θ; φ*_{t-1}): a network fitted to the previous loss (NC).
 
@@ -252,6 +273,9 @@ class Neural(Consolidation):
         Adam steps of each fit (static).
     n_points : int
         Ball samples per step (static).
+    target_size : int or None
+        Samples of the task in each step's target, None for all of them
+        (the paper; static).
     """
 
     fold_can_wait = True  # the consolidator it fits serves the next task only
@@ -263,6 +287,7 @@ class Neural(Consolidation):
     hidden_layer_sizes: tuple = (256, 256)
     n_steps: int = 1000
     n_points: int = 64
+    target_size: int = None
 
     def init(self, model, prior_precision, theta0, key):
         return NeuralState(prior_state(model.network.n_params, prior_precision))
@@ -329,7 +354,7 @@ class Neural(Consolidation):
         phi, losses = fit_consolidator_once(
             model, consolidator, phi, previous, target_state, task.end, self.radius,
             task.X, task.y, task.weights, fit_key, self.learning_rate, self.l2,
-            n_steps=self.n_steps, n_points=self.n_points,
+            n_steps=self.n_steps, n_points=self.n_points, target_size=self.target_size,
         )
         return NeuralState(state.prior, phi, losses, consolidator)
 
