@@ -40,6 +40,19 @@ jobs running), ``--quick --repeats 1``, 2026-11-23:
 3. NC search, 200-step folds: 59.4 s with every fold, 38.1 s without the
    last ones (0.64); same scores, best θ*_T and φ*_T.
 
+On the same machine, idle, 2026-11-24 (``--only shapes`` and ``--only nc
+--quick``), after padding and shared consolidator fits:
+
+2. Three Wine tasks in a row, seconds per task (compiled loops): fine-
+   tuning 2.54 1.33 1.34 (3) before, 2.46 0.71 0.68 (1) after; AQC 3.03
+   2.16 2.13 (3) before, 3.27 2.15 1.27 (2: task 1 learns against the
+   prior alone); joint 2.42 1.45 1.47 (3) before, 2.57 0.72 0.65 (1)
+   after. θ*_T bit-identical. What a new size still compiles (~0.6 s) is
+   the small program that draws its minibatch orders.
+3. NC search, 200-step folds: every fold 7.9 s, last fold skipped 5.5 s
+   (0.69), and with shared fits 3.7 s (0.47); same scores, best θ*_T and
+   φ*_T.
+
 Also measured (not by this script): scikit-learn's estimator checks of
 EWCClassifier (63 tests), one pytest process, empty cache 537 s, warm
 cache 141 s (0.26).
