@@ -39,6 +39,11 @@ other jobs (load 3-6), warm compilation cache, fresh processes:
   --columns ci-split-iris --model sr --seeds 3       61.3 s    200.7 s   3.27
   the same without NC                                11.0 s     15.4 s   1.40
 
+Again on 2026-11-24, idle machine, after small tasks were padded and
+identical NC fits shared (``--no-warmup`` on a cache filled by one run):
+``--columns classical --seeds 10`` 118.1 s and 913.7 s, ratio 7.74 (88.4 s
+per further seed), with the same per-seed results.
+
 Without NC a seed beyond the first costs 11 s for Table I(a) (the first
 seed is mostly compilation). NC's seeds each cost what its first does
 (~210 s for Table I(a)): training its consolidators, not compilation (a
