@@ -96,6 +96,11 @@ def _optimiser(rates):
     return optax.chain(optax.scale_by_adam(), optax.scale_by_schedule(lambda count: -rates[count]))
 
 
+def _initial_carry(consolidation, state, params, optimiser):
+    """The carry of every driver at a task's start: (params, opt_state, trace)."""
+    return params, optimiser.init(params), consolidation.init_trace(state, params)
+
+
 def _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batch):
     """One Adam step on one minibatch: the step every driver shares.
 
@@ -255,7 +260,7 @@ def _minimize(model, consolidation, state, params, X, y, weights, key, rates, ba
     epoch = partial(_epoch, model, consolidation, state, X, y, weights, optimiser, n_batches,
                     padded=padded)
     start_loss = _objective_value(model, consolidation, state, params, X, y, weights, key)
-    carry0 = (params, optimiser.init(params), consolidation.init_trace(state, params))
+    carry0 = _initial_carry(consolidation, state, params, optimiser)
     (params, _, trace), epoch_losses = jax.lax.scan(epoch, carry0, batches)
     return params, epoch_losses, trace, start_loss
 
@@ -349,7 +354,7 @@ def minimize_epochwise(
     rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches)
     start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
                                          model=model)
-    carry = (params, _optimiser(rates).init(params), consolidation.init_trace(state, params))
+    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
     epoch_losses = []
     for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
         batches = _jitted_epoch_batches(epoch_key, n_samples=n_samples, batch_size=batch_size)
@@ -404,7 +409,7 @@ def minimize_stepwise(
     rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches)
     step = partial(_jitted_step, model, consolidation, state, X, y, weights, rates,
                    n_batches=n_batches)
-    carry = (params, _optimiser(rates).init(params), consolidation.init_trace(state, params))
+    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
     epoch_losses = []
     for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
         idx, mask, step_keys = _jitted_epoch_batches(
