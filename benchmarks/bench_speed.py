@@ -1,6 +1,6 @@
 """Issue 14, "experiments at the speed of the hardware": before/after ratios.
 
-Prints three tables, each measured in this one run, the two variants
+Prints four tables, each measured in this one run, the two variants
 interleaved (the machine may be shared: compare ratios, not seconds).
 
 1. **Compile once.** The same script (FineTuning, AQC, EWC and SI on CI
@@ -20,8 +20,14 @@ interleaved (the machine may be shared: compare ratios, not seconds).
    10000} × r ∈ {1, 10, 100}) on CI Split Iris: with every candidate's
    last consolidator fit (before), without it, and with identical fits
    shared (after task 1 one fit per radius serves every λ; the default).
+4. **NC fits batched.** The task-2 consolidator fits of a 15-candidate
+   grid on CI Split Iris (each candidate its own λ, centre, starting φ
+   and key), one jitted fit after another (today's path) against one
+   ``vmap`` of all fifteen, after compilation, with the largest
+   difference between their φ*.
 
-    PYTHONPATH=. python benchmarks/bench_speed.py [--quick] [--repeats N]
+    PYTHONPATH=. python benchmarks/bench_speed.py [--quick] [--repeats N] \\
+        [--only cache|shapes|nc|vmap]
 
 ``--quick`` shortens NC's consolidator fits (200 steps instead of 1000),
 runs each search variant once instead of twice and the cold/warm
@@ -221,11 +227,70 @@ def nc_table(quick):
     print(f"   same scores, best θ*_T and best φ*_T: {same}")
 
 
+def vmap_table(quick):
+    import jax
+    import jax.numpy as jnp
+
+    from skcl._consolidation import Neural, Prior
+    from skcl._consolidation.neural import NeuralState, fit_consolidator
+    from skcl._consolidation.quadratic import prior_state
+    from skcl._model import Model
+    from skcl._networks import MLP
+    from skcl.datasets import load_ci_split_iris
+
+    # A task-2 fold of a 15-candidate NC grid on CI Split Iris (SR): every
+    # candidate has its own λ, centre θ*_2, starting φ and key, and its
+    # target is λ·κ(θ; φ*_1) + nll_2(θ) with a shared φ*_1.
+    X, y = load_ci_split_iris().train[1]
+    weights = np.ones(len(y), np.float32)
+    model = Model(MLP(X.shape[1], (), 3), "categorical")
+    consolidator = MLP(model.network.n_params, (256, 256), 1)
+    n_steps, n_candidates = (200 if quick else 1000), 15
+    static = dict(n_steps=n_steps, n_points=64)
+    keys = jax.random.split(jax.random.PRNGKey(0), 4)
+    prior = prior_state(model.network.n_params, 1.0)
+    phi1, losses1 = fit_consolidator(
+        model, consolidator, consolidator.init(keys[0]), Prior(), prior,
+        jnp.zeros(model.network.n_params), 1.0, X, y, weights, keys[1], 0.001, 1e-3, **static)
+    state = NeuralState(prior, phi1, losses1, consolidator)
+    alphas = jnp.asarray(np.repeat([1.0, 10.0, 100.0, 1000.0, 10000.0], 3), jnp.float32)
+    centres = 0.1 * jax.random.normal(keys[2], (n_candidates, model.network.n_params))
+    fit_keys = jax.random.split(keys[3], n_candidates)
+
+    def fit(alpha, centre, key):
+        return fit_consolidator(model, consolidator, phi1, Neural(alpha, 1.0, 0.001, 1e-3),
+                                state, centre, 1.0, X, y, weights, key, 0.001, 1e-3,
+                                **static)[0]
+
+    one_by_one = lambda: [fit(alphas[i], centres[i], fit_keys[i]) for i in range(n_candidates)]
+    batched = jax.jit(jax.vmap(fit))
+    times = {"one by one (today)": [], "vmapped": []}
+    for _ in range(3):  # the first round compiles
+        for label, run in (("one by one (today)", one_by_one),
+                           ("vmapped", lambda: batched(alphas, centres, fit_keys))):
+            start = time.perf_counter()
+            out = jax.block_until_ready(run())
+            times[label].append(time.perf_counter() - start)
+            if label == "vmapped":
+                vmapped = np.asarray(out)
+            else:
+                sequential = np.stack([np.asarray(phi) for phi in out])
+    print(f"\n4. NC fits batched: the task-2 fits of {n_candidates} candidates on CI Split Iris "
+          f"(SR, κ (256, 256), {n_steps} steps), compiled")
+    base = min(times["one by one (today)"][1:])
+    print(f"   {'variant':<20} {'best s':>7} {'ratio':>6}")
+    for label, values in times.items():
+        print(f"   {label:<20} {min(values[1:]):>7.2f} {min(values[1:]) / base:>6.2f}")
+    scale = np.abs(sequential).max()
+    print(f"   φ*_2 bit-identical: {np.array_equal(sequential, vmapped)}; largest difference "
+          f"{np.abs(sequential - vmapped).max():.2e} (largest |φ| {scale:.2f})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--only", choices=["cache", "shapes", "nc"], default=None)
+    parser.add_argument("--only", choices=["cache", "shapes", "nc", "vmap"], default=None)
     args = parser.parse_args()
     repeats = args.repeats or (2 if args.quick else 3)
     if args.only in (None, "cache"):
@@ -237,6 +302,8 @@ def main():
         shapes_table()
     if args.only in (None, "nc"):
         nc_table(args.quick)
+    if args.only in (None, "vmap"):
+        vmap_table(args.quick)
 
 
 if __name__ == "__main__":
