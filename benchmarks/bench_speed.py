@@ -59,6 +59,10 @@ On the same machine, idle, 2026-11-24 (``--only shapes`` and ``--only nc
    (0.69), and with shared fits 3.7 s (0.47); same scores, best θ*_T and
    φ*_T.
 
+4. (``--only vmap``, idle, 2026-11-24) the fifteen task-2 fits one by
+   one 13.24 s, vmapped 10.58 s (0.80); φ*_2 not bit-identical, largest
+   difference 9.9e-6 (|φ| up to 1.9).
+
 Also measured (not by this script): scikit-learn's estimator checks of
 EWCClassifier (63 tests), one pytest process, empty cache 537 s, warm
 cache 141 s (0.26).
