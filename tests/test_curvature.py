@@ -372,10 +372,36 @@ def test_aqc_structures_learn_ci_split_iris(iris, structure):
         assert chosen.consolidation_.curvature.n_terms == 3  # the tasks' terms, kept exactly
 
 
+def test_aqc_mean_reduction_diag_ggn_is_ewc(iris):
+    common = dict(alpha=100.0, learning_rate=0.1, hidden_layer_sizes=(4,), random_state=0)
+    aqc = AQCClassifier(curvature="ggn", structure="diag", curvature_reduction="mean", **common)
+    ewc = EWCClassifier(**common)
+    for X, y in iris.train:
+        aqc.partial_fit(X, y, classes=iris.classes)
+        ewc.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(aqc.theta_, ewc.theta_)
+    np.testing.assert_array_equal(aqc.consolidation_.hessian_diagonal(), ewc.importance_)
+
+
+@pytest.mark.parametrize("structure", ["full", "kron", "diag"])
+def test_aqc_mean_reduction_divides_each_task_curvature_by_its_size(iris, structure):
+    X, y = iris.train[0]
+    common = dict(alpha=10.0, curvature="ggn", structure=structure, learning_rate=0.1,
+                  hidden_layer_sizes=(4,), random_state=0)
+    summed = AQCClassifier(**common).partial_fit(X, y, classes=iris.classes)
+    mean = AQCClassifier(curvature_reduction="mean", **common).partial_fit(
+        X, y, classes=iris.classes)
+    np.testing.assert_array_equal(summed.theta_, mean.theta_)  # task 1: the prior alone
+    np.testing.assert_allclose(mean.consolidation_.curvature.to_dense() * len(y),
+                               summed.consolidation_.curvature.to_dense(), rtol=1e-5, atol=1e-7)
+
+
 def test_aqc_curvature_and_structure_are_validated(iris):
     X, y = iris.train[0]
     for params, message in [(dict(curvature="fisher"), "'curvature' parameter of AQCClassifier"),
-                            (dict(structure="block"), "'structure' parameter of AQCClassifier")]:
+                            (dict(structure="block"), "'structure' parameter of AQCClassifier"),
+                            (dict(curvature_reduction="median"),
+                             "'curvature_reduction' parameter of AQCClassifier")]:
         clf = AQCClassifier(**params)
         with pytest.raises(ValueError, match=message):
             clf.partial_fit(X, y, classes=iris.classes)

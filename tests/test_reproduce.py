@@ -289,6 +289,10 @@ def test_mnist_mlp_columns_learn_the_pixels_with_a_kronecker_aqc(shared_data_dir
     assert isinstance(aqc.consolidation_.curvature, KroneckerCurvature)
     by_method = {row["method"]: row for row in rows}
     assert by_method["AQC"]["settings"] == {"curvature": "ggn", "structure": "kron"}
+    # The column adds the curvature's reduction to AQC's grid: λ × {sum, mean}.
+    assert by_method["AQC"]["n_candidates"] == 2
+    assert by_method["AQC"]["best_params"]["curvature_reduction"] in ("sum", "mean")
+    assert by_method["Fine-tuning"]["n_candidates"] == 1
     assert all(50 <= row["test"] <= 100 for row in rows)  # a binary question
     assert "DI MNIST MLP: AQC with curvature='ggn', structure='kron'." in rp.format_table(rows)
 
