@@ -29,7 +29,7 @@ from . import _likelihoods
 from ._consolidation import FinishedTask, Growth
 from ._logging import show_skcl_logs
 from ._model import Model
-from ._networks import MLP, apply_numpy, grown_map
+from ._networks import MLP, apply_numpy, grown_map, output_column
 from ._training import minimize, minimize_epochwise
 from ._validation import StrOptions, layer_sizes, positive_int, positive_real, validate_params
 
@@ -77,11 +77,12 @@ _COMMON_PARAMS_DOC = """
         ``classes`` (the labels of its task are the start) and a later call
         may bring new labels or a longer ``classes``. The output is then
         always a softmax, with one extra "unseen classes" output that the
-        tasks push down and that the first new class takes over; the
-        output layer gains a column for every new class and the
-        consolidation grows by the prior for the new parameters (see the
-        user guide, "Classes that are not known in advance"). False keeps
-        the classes fixed by the first call.
+        tasks push down and that the new classes split; a copy of it goes
+        on standing for the classes still unseen. The output layer gains
+        a column for every new class and the consolidation grows by the
+        prior for the new parameters (see the user guide, "Classes that
+        are not known in advance"). False keeps the classes fixed by the
+        first call.
     verbose : int, default=0
         Log one line per task when positive (and each epoch's loss when
         above 1) to the ``logging`` logger ``skcl.estimators`` at INFO
@@ -556,11 +557,14 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         task to lose), the k new classes split it: each starts at u's
         weights with the bias lowered by log k, so that the log-sum-exp of
         their logits is u's logit, and the consolidation sees their mean
-        where it saw u (``Growth``); a fresh unseen-classes output is
-        appended. Without it (an estimator fitted with grow_classes=False),
-        the new columns are fresh. Fresh columns are what a fresh
-        network's initialisation (the first task's key) puts there, and
-        are constrained by the prior alone (``Consolidation.grow``).
+        where it saw u (``Growth``). A new unseen-classes output is
+        appended, for the classes still unseen: it starts as a copy of u,
+        and is constrained by the prior's precision alone, centred at u's
+        old values by the methods whose stand-in is centred at θ*_{t-1}
+        (``Growth.anchor``). Without u (an estimator fitted with
+        grow_classes=False), the new columns are fresh: what a fresh
+        network's initialisation (the first task's key) puts there,
+        constrained by the prior alone (``Consolidation.grow``).
         """
         if self.likelihood_ == _likelihoods.BERNOULLI:
             raise ValueError(
@@ -593,9 +597,18 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
         m = source >= 0
         theta[m] = self.theta_[source[m]] + shift[m].astype(theta.dtype)
+        anchor = np.zeros(network.n_params, theta.dtype)
+        if unseen:
+            # The new unseen-classes output stands for the classes still
+            # unseen, which every old task pushed down as it did the old
+            # output: it starts at the old one's weights and bias, and a
+            # stand-in centred at θ*_{t-1} centres it there (Growth.anchor).
+            new_u = output_column(network, network.n_outputs - 1)
+            anchor[new_u] = self.theta_[output_column(old, old.n_outputs - 1)]
+            theta[new_u] = anchor[new_u]
         growth = Growth(
             self._model(), Model(network, self.likelihood_), source, weight, shift, offset,
-            out_source, out_weight, columns, theta, float(self.prior_precision),
+            out_source, out_weight, columns, theta, float(self.prior_precision), anchor,
         )
         key = jax.random.fold_in(self._task_key(), 2**31 - 3)
         state = self._make_consolidation().grow(self.consolidation_, growth, key)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["MLP", "apply_numpy", "grown_map"]
+__all__ = ["MLP", "apply_numpy", "grown_map", "output_column"]
 
 
 @dataclass(frozen=True)
@@ -180,3 +180,18 @@ def grown_map(old, new, out_source, out_weight):
     bias = np.zeros(new.n_params, bool)
     bias[start + fan_in * len(out_source):] = True
     return source, np.where(source >= 0, weight, 0.0), bias
+
+
+def output_column(network, column):
+    """Indices in θ of one output column: its weights, then its bias.
+
+    The last layer's augmented W̃ = [W; b] of shape (fan_in + 1, n_outputs)
+    is stored row-major at the end of θ (see :func:`grown_map`).
+
+    Returns
+    -------
+    int ndarray of shape (fan_in + 1,)
+    """
+    fan_in, n_outputs = network.layer_shapes[-1]
+    start = network.n_params - (fan_in + 1) * n_outputs
+    return start + np.arange(fan_in + 1) * n_outputs + column

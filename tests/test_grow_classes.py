@@ -65,9 +65,13 @@ def test_penalty_old_coordinates_unchanged_new_ones_carry_the_prior(cls, params,
     old_method, new_method = clf._make_consolidation(), grown._make_consolidation()
     old_state, state = clf.consolidation_, grown.consolidation_
     new, mapped = growth.new_coordinates, growth.mapped
-    # One fresh output column: the new unseen-classes output.
+    # One fresh output column: the new unseen-classes output, centred at the
+    # old one's values (its anchor) with the prior's precision.
     assert len(new) == grown.network_.layer_shapes[-1][0] + 1
-    np.testing.assert_array_equal(state.center[new], 0.0)
+    old_unseen = clf.network_.unflatten(np.asarray(old_state.center))[-1]
+    anchor = np.append(old_unseen[0][:, -1], old_unseen[1][-1])  # u's weights, then bias
+    np.testing.assert_array_equal(state.center[new], anchor)
+    np.testing.assert_array_equal(growth.anchor[mapped], 0.0)
     np.testing.assert_array_equal(state.prior[new], 2.0)
     np.testing.assert_array_equal(state.prior[mapped], old_state.prior[growth.source[mapped]])
     alpha = params["alpha"]
@@ -78,7 +82,7 @@ def test_penalty_old_coordinates_unchanged_new_ones_carry_the_prior(cls, params,
         d_new = theta - state.center
         d_old = np.asarray(growth.pull(theta)) - old_state.center
         if len(classes) == 2:  # one new class: a permutation, the penalty is the old one
-            prior_block = 0.5 * 2.0 * np.sum(theta[new] ** 2, dtype=np.float64)
+            prior_block = 0.5 * 2.0 * np.sum((theta[new] - anchor) ** 2, dtype=np.float64)
             np.testing.assert_allclose(
                 float(new_method.penalty(state, theta, None)),
                 float(old_method.penalty(old_state, growth.pull(theta), None))
@@ -97,23 +101,37 @@ def structure_of(state):
             "DiagonalCurvature": "diag"}[type(state.curvature).__name__]
 
 
-def test_theta_keeps_old_values_and_new_rows_are_a_fresh_init(iris):
+def test_theta_keeps_old_values_and_the_new_unseen_output_copies_the_old(iris):
     X, y = iris.train[1]
     clf = make("AQCClassifier", hidden_layer_sizes=(4,)).partial_fit(X, y)
     grown, growth = grown_copy(clf, [0, 1])
     m = growth.mapped
     np.testing.assert_array_equal(grown.theta_[m], clf.theta_[growth.source[m]])
-    fresh = np.asarray(grown.network_.init(
-        jax.random.fold_in(jax.random.PRNGKey(clf._seed), 2**31 - 1)))
-    new = growth.new_coordinates
-    np.testing.assert_array_equal(grown.theta_[new], fresh[new])
     # The new class 0 takes over the unseen-classes output (old column 1);
-    # the new unseen output is fresh: weights from the initialiser, zero bias.
+    # the new unseen output starts as a copy of the old one, its anchor.
     W, b = grown.network_.unflatten(grown.theta_)[-1]
     W_old, b_old = clf.network_.unflatten(clf.theta_)[-1]
     np.testing.assert_array_equal(W[:, 0], W_old[:, 1])
     np.testing.assert_array_equal(W[:, 1], W_old[:, 0])
-    assert b[2] == 0 and np.all(W[:, 2] != 0)
+    np.testing.assert_array_equal(W[:, 2], W_old[:, 1])
+    assert b[2] == b_old[1]
+    np.testing.assert_array_equal(grown.theta_[growth.new_coordinates],
+                                  growth.anchor[growth.new_coordinates])
+
+
+def test_fresh_columns_without_an_unseen_output_are_a_fresh_init(iris):
+    # A softmax learned with grow_classes=False has no unseen output: a
+    # column it gains later is what a fresh network puts there, anchored at 0.
+    X, y = iris.train[0]
+    clf = AQCClassifier(**FAST, random_state=0, hidden_layer_sizes=(4,))
+    clf.partial_fit(X, y, classes=[0, 1, 2])
+    grown, growth = grown_copy(clf, [0, 1, 2, 3])
+    fresh = np.asarray(grown.network_.init(
+        jax.random.fold_in(jax.random.PRNGKey(clf._seed), 2**31 - 1)))
+    new = growth.new_coordinates
+    np.testing.assert_array_equal(grown.theta_[new], fresh[new])
+    np.testing.assert_array_equal(growth.anchor, 0.0)
+    np.testing.assert_array_equal(grown.consolidation_.center[new], 0.0)
 
 
 def test_two_new_classes_split_the_unseen_output(iris):
@@ -137,7 +155,9 @@ def test_variational_prior_of_new_rows_is_the_prior(family, iris):
     grown, growth = grown_copy(clf, [0, 1])
     fam = grown._make_consolidation().family
     prior, old_prior = grown.consolidation_.prior, clf.consolidation_.prior
-    expected = np.asarray(fam.prior(4.0))
+    # N(anchor, 1/precision): the new unseen output centred at the old one's means.
+    expected = np.asarray(fam.prior(4.0, growth.anchor))
+    assert np.any(growth.anchor[growth.new_coordinates] != 0)
     P, K = fam.n_params, fam.n_components
     offset = K if K > 1 else 0
     for k in range(K):
@@ -159,7 +179,8 @@ def test_nc_refit_keeps_kappa_on_old_coordinates(iris):
     center = grown.theta_
     old = float(clf.consolidation_.kappa(growth.pull(center)))
     new = float(grown.consolidation_.kappa(center))
-    prior = 0.5 * np.sum(center[growth.new_coordinates] ** 2)
+    new_rows = growth.new_coordinates
+    prior = 0.5 * np.sum((center[new_rows] - growth.anchor[new_rows]) ** 2)  # 0: starts there
     assert grown.consolidation_.phi.shape[0] > clf.consolidation_.phi.shape[0]
     assert abs(new - (old + prior)) < 0.25 * (abs(old) + prior + 1.0)
 

@@ -95,10 +95,20 @@ class Growth(NamedTuple):
         The new column of every old class (class indices move when a new
         label sorts before them).
     theta : array of shape (new n_params,)
-        The grown θ*: mapped coordinates from the old θ*, fresh ones as a
-        fresh network initialises them.
+        The grown θ*: mapped coordinates from the old θ*, fresh ones at
+        their ``anchor`` where it is set, else as a fresh network
+        initialises them.
     prior_precision : float
         The precision of L_0, the prior the fresh coordinates carry.
+    anchor : array of shape (new n_params,), default=None (zeros)
+        Where a stand-in centred at θ*_{t-1} centres each fresh coordinate.
+        Zero, the prior's mean, except for a new unseen-classes output:
+        the old one's weights and bias. It stands for the classes still
+        unseen, which every old task pushed down as it did the old
+        output; left at zero, its logit would rise on the old tasks'
+        inputs and the next new classes, which split it, would take their
+        samples. The prior's precision stays its only curvature (the
+        data's, p(1 − p) at a pushed-down logit, is about zero).
     """
 
     old_model: Any
@@ -112,6 +122,7 @@ class Growth(NamedTuple):
     columns: Any
     theta: Any
     prior_precision: float
+    anchor: Any = None
 
     @property
     def n_params(self):
@@ -127,6 +138,13 @@ class Growth(NamedTuple):
     def new_coordinates(self):
         """Indices of the fresh coordinates, constrained by the prior alone."""
         return np.flatnonzero(np.asarray(self.source) < 0)
+
+    @property
+    def fresh_center(self):
+        """``anchor`` as float32 of shape (new n_params,), zeros when unset."""
+        if self.anchor is None:
+            return np.zeros(self.n_params, np.float32)
+        return np.asarray(self.anchor, np.float32)
 
     def embed(self, old, fill, shift=True):
         """A per-coordinate vector of the old θ carried over to the grown one.

@@ -305,7 +305,7 @@ class Neural(Consolidation):
         κ_old(E θ + offset) exactly on the grown vector;
         the refit, on ball samples around the grown θ* as after a task
         but with no data term, then adds the prior's block for the new
-        output rows. The new φ is fitted with the consolidator's own
+        output rows (centred at ``growth.anchor``). The new φ is fitted with the consolidator's own
         hyperparameters (steps, points, learning rate, β).
         """
         if state.phi is None:  # no task folded in yet: the prior alone
@@ -321,9 +321,10 @@ class Neural(Consolidation):
         first[m] = W0[np.asarray(growth.source)[m]] * np.asarray(growth.weight)[m, None]
         b0 = b0 + (np.asarray(growth.offset) @ W0).astype(phi.dtype)
         phi = np.concatenate([first.ravel(), b0, phi[(n_old + 1) * width :]])
+        new = growth.new_coordinates
         target = _GrownTarget(
             np.asarray(growth.source)[m], np.asarray(growth.weight, np.float32)[m], m,
-            np.asarray(growth.offset, np.float32), growth.new_coordinates,
+            np.asarray(growth.offset, np.float32), new, growth.fresh_center[new],
             float(growth.prior_precision),
         )
         n_features = growth.new_model.network.n_features
@@ -362,20 +363,22 @@ class Neural(Consolidation):
 @consolidation()
 class _GrownTarget(Consolidation):
     """The target of κ's refit after growth: κ_old(E θ + offset) plus the
-    prior on the fresh coordinates (used only as ``previous.penalty``)."""
+    prior's precision on the fresh coordinates, centred at their anchors
+    (``Growth.anchor``; used only as ``previous.penalty``)."""
 
     source: jax.Array
     weight: jax.Array
     mapped: jax.Array
     offset: jax.Array
     new_coordinates: jax.Array
+    anchor: jax.Array
     precision: float
 
     def init(self, model, prior_precision, theta0, key):
         raise NotImplementedError
 
     def penalty(self, state, params, key):
-        new = params[self.new_coordinates]
+        new = params[self.new_coordinates] - self.anchor
         old = self.offset.at[self.source].add(self.weight * params[self.mapped])
         return state.kappa(old) + 0.5 * self.precision * jnp.sum(new * new)
 

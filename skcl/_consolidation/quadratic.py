@@ -53,11 +53,15 @@ class QuadraticState:
 
         Mapped coordinates keep their centre (shifted where columns split
         one) and prior, and see the curvature through the map
-        (``Growth``); fresh ones are centred at the prior's mean (zero)
-        with the prior's precision and no curvature: no old task's loss
-        depended on them.
+        (``Growth``); fresh ones get the prior's precision and no
+        curvature: no old task's loss depended on them. A stand-in centred
+        at θ*_{t-1} (one with a curvature) centres them at
+        ``growth.anchor`` (a new unseen-classes output at the old one's
+        values); the prior alone keeps its mean, zero.
         """
-        center = growth.embed(self.center, np.zeros(growth.n_params, np.float32))
+        fill = (np.zeros(growth.n_params, np.float32) if self.curvature is None
+                else growth.fresh_center)
+        center = growth.embed(self.center, fill)
         prior = growth.embed(
             self.prior, np.full(growth.n_params, growth.prior_precision, np.float32), shift=False
         )

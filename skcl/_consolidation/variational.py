@@ -98,11 +98,12 @@ class Gaussian:
         theta = np.asarray(thetas[0], np.float32)
         return np.concatenate([theta, np.full(self.n_params, INIT_RHO, np.float32)])
 
-    def prior(self, precision):
-        """The zero-mean Gaussian prior with the given precision."""
+    def prior(self, precision, mean=None):
+        """The Gaussian prior with the given precision, zero-mean unless ``mean``."""
         rho = _inverse_softplus(1.0 / np.sqrt(float(precision)))
+        mean = np.zeros(self.n_params, np.float32) if mean is None else mean
         return np.concatenate(
-            [np.zeros(self.n_params, np.float32), np.full(self.n_params, rho, np.float32)]
+            [np.asarray(mean, np.float32), np.full(self.n_params, rho, np.float32)]
         )
 
     def sample(self, v, key, n):
@@ -178,12 +179,13 @@ class GaussianMixture:
             [np.zeros(K, np.float32), thetas.ravel(), np.full(K * P, INIT_RHO, np.float32)]
         )
 
-    def prior(self, precision):
+    def prior(self, precision, mean=None):
         """The Gaussian prior as a mixture of K identical components."""
         K, P = self.n_components, self.n_params
         rho = _inverse_softplus(1.0 / np.sqrt(float(precision)))
+        mean = np.zeros(P, np.float32) if mean is None else np.asarray(mean, np.float32)
         return np.concatenate(
-            [np.zeros(K, np.float32), np.zeros(K * P, np.float32), np.full(K * P, rho, np.float32)]
+            [np.zeros(K, np.float32), np.tile(mean, K), np.full(K * P, rho, np.float32)]
         )
 
     def sample(self, v, key, n):
@@ -321,13 +323,15 @@ class Variational(Consolidation):
         The mapped coordinates keep their means and scales (see
         ``_grow_gaussian``). In q_{t-1}, the
         prior of the next task, the new coordinates are the prior
-        N(0, 1/precision); where the next task starts they are what a fresh
-        start would be: the grown θ (a fresh initialisation on the new
-        rows) with σ = softplus(-2), the same for every mixture component.
+        N(anchor, 1/precision) (``Growth.anchor``: zero, or a new
+        unseen-classes output's old values); where the next task starts
+        they are the grown θ's (a fresh initialisation, or the anchor) with
+        σ = softplus(-2), the same for every mixture component.
         """
         family = replace(self.family, n_params=growth.n_params)
         theta = np.asarray(growth.theta, np.float32)
-        prior = self.family.grow(state.prior, family.prior(growth.prior_precision), growth)
+        fill = family.prior(growth.prior_precision, growth.fresh_center)
+        prior = self.family.grow(state.prior, fill, growth)
         start = family.init(np.stack([theta] * family.n_components))
         posterior = self.family.grow(state.posterior, start, growth)
         return VariationalState(prior, posterior, state.low, state.high)
