@@ -305,8 +305,9 @@ class Neural(Consolidation):
         κ_old(E θ + offset) exactly on the grown vector;
         the refit, on ball samples around the grown θ* as after a task
         but with no data term, then adds the prior's block for the new
-        output rows (centred at ``growth.anchor``). The new φ is fitted with the consolidator's own
-        hyperparameters (steps, points, learning rate, β).
+        output rows (centred at ``growth.anchor``). The new φ is fitted
+        with the consolidator's own hyperparameters (steps, points,
+        learning rate, β).
         """
         if state.phi is None:  # no task folded in yet: the prior alone
             return NeuralState(state.prior.grow(growth))
