@@ -597,7 +597,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
         m = source >= 0
         theta[m] = self.theta_[source[m]] + shift[m].astype(theta.dtype)
-        anchor = np.zeros(network.n_params, theta.dtype)
+        anchor = np.zeros(network.n_params, np.float32)
         if unseen:
             # The new unseen-classes output stands for the classes still
             # unseen, which every old task pushed down as it did the old

@@ -100,7 +100,7 @@ class Growth(NamedTuple):
         initialises them.
     prior_precision : float
         The precision of L_0, the prior the fresh coordinates carry.
-    anchor : array of shape (new n_params,), default=None (zeros)
+    anchor : float32 array of shape (new n_params,)
         Where a stand-in centred at θ*_{t-1} centres each fresh coordinate.
         Zero, the prior's mean, except for a new unseen-classes output:
         the old one's weights and bias. It stands for the classes still
@@ -122,7 +122,7 @@ class Growth(NamedTuple):
     columns: Any
     theta: Any
     prior_precision: float
-    anchor: Any = None
+    anchor: Any
 
     @property
     def n_params(self):
@@ -138,13 +138,6 @@ class Growth(NamedTuple):
     def new_coordinates(self):
         """Indices of the fresh coordinates, constrained by the prior alone."""
         return np.flatnonzero(np.asarray(self.source) < 0)
-
-    @property
-    def fresh_center(self):
-        """``anchor`` as float32 of shape (new n_params,), zeros when unset."""
-        if self.anchor is None:
-            return np.zeros(self.n_params, np.float32)
-        return np.asarray(self.anchor, np.float32)
 
     def embed(self, old, fill, shift=True):
         """A per-coordinate vector of the old θ carried over to the grown one.

@@ -325,7 +325,7 @@ class Neural(Consolidation):
         new = growth.new_coordinates
         target = _GrownTarget(
             np.asarray(growth.source)[m], np.asarray(growth.weight, np.float32)[m], m,
-            np.asarray(growth.offset, np.float32), new, growth.fresh_center[new],
+            np.asarray(growth.offset, np.float32), new, np.asarray(growth.anchor)[new],
             float(growth.prior_precision),
         )
         n_features = growth.new_model.network.n_features

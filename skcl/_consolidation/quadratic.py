@@ -60,7 +60,7 @@ class QuadraticState:
         values); the prior alone keeps its mean, zero.
         """
         fill = (np.zeros(growth.n_params, np.float32) if self.curvature is None
-                else growth.fresh_center)
+                else growth.anchor)
         center = growth.embed(self.center, fill)
         prior = growth.embed(
             self.prior, np.full(growth.n_params, growth.prior_precision, np.float32), shift=False

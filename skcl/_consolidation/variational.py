@@ -330,7 +330,7 @@ class Variational(Consolidation):
         """
         family = replace(self.family, n_params=growth.n_params)
         theta = np.asarray(growth.theta, np.float32)
-        fill = family.prior(growth.prior_precision, growth.fresh_center)
+        fill = family.prior(growth.prior_precision, growth.anchor)
         prior = self.family.grow(state.prior, fill, growth)
         start = family.init(np.stack([theta] * family.n_components))
         posterior = self.family.grow(state.posterior, start, growth)
