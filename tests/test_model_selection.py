@@ -1,5 +1,8 @@
 """SequenceGridSearch and learn_task_sequence on the real CI Split Iris."""
 
+import contextlib
+
+import joblib
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -150,14 +153,19 @@ def test_pipeline_parameters_reach_the_final_step(data):
 
 
 @pytest.mark.slow
-def test_results_do_not_depend_on_n_jobs(data):
+@pytest.mark.parametrize("backend", [None, "loky"])
+def test_results_do_not_depend_on_n_jobs(data, backend):
+    # n_jobs=2 runs the candidates in threads, unless a joblib backend
+    # (here processes) is chosen around the search.
     grid = {"alpha": [1, 100, 10000]}
-    runs = [
-        SequenceGridSearch(EWCClassifier(**IRIS), grid, n_jobs=n_jobs).fit(
+    serial = SequenceGridSearch(EWCClassifier(**IRIS), grid, n_jobs=1).fit(
+        data.train, data.validation, classes=data.classes
+    )
+    with joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext():
+        parallel = SequenceGridSearch(EWCClassifier(**IRIS), grid, n_jobs=2).fit(
             data.train, data.validation, classes=data.classes
         )
-        for n_jobs in (1, 2)
-    ]
+    runs = serial, parallel
     np.testing.assert_array_equal(*(r.cv_results_["mean_test_score"] for r in runs))
     np.testing.assert_array_equal(*(r.accuracy_matrices_ for r in runs))
     np.testing.assert_array_equal(*(r.best_estimator_.theta_ for r in runs))

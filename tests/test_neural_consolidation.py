@@ -1,6 +1,9 @@
 """Neural consolidation: ball sampling, the consolidator's target and fit,
 warm starts, and NC on CI Split Iris with the paper's grids."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -177,13 +180,15 @@ def test_nc_beats_aqc_on_ci_split_iris_with_validation_chosen_hyperparameters(ir
     assert nc_test > final_average_accuracy(aqc, iris.test)
 
 
-def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris):
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris, n_jobs):
     # The search defers each candidate's last fold and completes the best
-    # one's: the scores, θ*_T and φ*_T are those of plain partial_fit calls.
+    # one's: the scores, θ*_T and φ*_T are those of plain partial_fit calls,
+    # also when the candidates run in two threads sharing the fits' memo.
     common = dict(consolidator_hidden_layer_sizes=(16,), consolidator_n_steps=50,
                   learning_rate=0.1, n_epochs=20, random_state=0)
     grid = {"alpha": [1.0, 100.0]}
-    search = SequenceGridSearch(NCClassifier(**common), grid).fit(
+    search = SequenceGridSearch(NCClassifier(**common), grid, n_jobs=n_jobs).fit(
         iris.train, iris.validation, classes=iris.classes
     )
     for i, params in enumerate(search.cv_results_["params"]):
@@ -244,6 +249,44 @@ def test_fit_memo_keeps_the_latest_results_within_its_byte_budget():
     small = FitMemo(max_bytes=10)
     small.get_or_compute("big", lambda: compute(9))
     assert len(small) == 0
+
+
+def test_fit_memo_computes_a_key_once_while_threads_wait_for_it():
+    # A grid's candidates run in threads: the second request for a fit that
+    # is being computed waits for it instead of computing it again.
+    memo, calls, started, release = FitMemo(max_bytes=10_000), [], threading.Event(), threading.Event()
+
+    def slow():
+        calls.append("slow")
+        started.set()
+        assert release.wait(30)
+        return np.arange(4, dtype=np.float32)
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(memo.get_or_compute, "fit", slow)
+        assert started.wait(30)
+        second = pool.submit(memo.get_or_compute, "fit", lambda: calls.append("again"))
+        release.set()
+        np.testing.assert_array_equal(second.result(30), first.result(30))
+    assert calls == ["slow"] and (memo.hits, memo.misses) == (1, 1)
+
+    # A computation that fails leaves nothing behind: the waiter computes.
+    started.clear()
+    release.clear()
+
+    def failing():
+        started.set()
+        assert release.wait(30)
+        raise FloatingPointError("diverged")
+
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(memo.get_or_compute, "bad", failing)
+        assert started.wait(30)
+        second = pool.submit(memo.get_or_compute, "bad", lambda: np.ones(2, np.float32))
+        release.set()
+        with pytest.raises(FloatingPointError):
+            first.result(30)
+        np.testing.assert_array_equal(second.result(30), np.ones(2))
 
 
 def test_after_task_1_every_lambda_of_a_radius_shares_one_consolidator_fit(iris):

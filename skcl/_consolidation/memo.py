@@ -66,6 +66,7 @@ class FitMemo:
     def __init__(self, max_bytes):
         self.max_bytes = max_bytes
         self._results = OrderedDict()  # key -> (result, nbytes)
+        self._running = {}  # key -> Event set when its computation ends
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
@@ -74,23 +75,40 @@ class FitMemo:
         """``compute()``'s result for ``key``: kept from an earlier call, or new.
 
         The result's leaves are kept as read-only host arrays, so that no
-        caller can change what another one is handed.
+        caller can change what another one is handed. Threads that ask for
+        a key while another thread computes it wait for that result
+        instead of computing it again (a grid search's candidates run in
+        threads).
         """
-        with self._lock:
-            if key in self._results:
-                self._results.move_to_end(key)
-                self.hits += 1
-                return self._results[key][0]
-            self.misses += 1
-        result = jax.tree.map(_read_only, compute())
-        size = _nbytes(result)
-        with self._lock:
-            if size <= self.max_bytes and key not in self._results:
-                self._results[key] = (result, size)
-                self._bytes += size
-                while self._bytes > self.max_bytes:
-                    _, (_, dropped) = self._results.popitem(last=False)
-                    self._bytes -= dropped
+        while True:
+            with self._lock:
+                if key in self._results:
+                    self._results.move_to_end(key)
+                    self.hits += 1
+                    return self._results[key][0]
+                running = self._running.get(key)
+                if running is None:
+                    running = self._running[key] = threading.Event()
+                    self.misses += 1
+                    break
+            # Computed elsewhere: wait, then look again (a result too large
+            # to keep, or a failed computation, leaves the key missing, and
+            # this thread computes it).
+            running.wait()
+        try:
+            result = jax.tree.map(_read_only, compute())
+            size = _nbytes(result)
+            with self._lock:
+                if size <= self.max_bytes:
+                    self._results[key] = (result, size)
+                    self._bytes += size
+                    while self._bytes > self.max_bytes:
+                        _, (_, dropped) = self._results.popitem(last=False)
+                        self._bytes -= dropped
+        finally:
+            with self._lock:
+                del self._running[key]
+            running.set()
         return result
 
     def clear(self):

@@ -4,7 +4,9 @@ The paper's protocol (section IV, appendix D): every candidate learns the
 whole *training* task sequence, is scored by its final average accuracy on
 the *validation* task sequence, and the best one is evaluated on the test
 sequence. Candidates are independent, so they run in parallel through
-joblib; any joblib backend works, including Dask's for a cluster.
+joblib: in threads by default (JAX computes without holding the GIL, and
+threads share the compiled programs and NC's fits), or with any joblib
+backend chosen around the search, including Dask's for a cluster.
 
 A pipeline of fitted feature extractors and a classifier is searched
 without re-running the extractors: when the grid only sets the final step,
@@ -86,7 +88,11 @@ _COMMON_PARAMETERS = """\
     n_jobs : int, default=None
         Candidates run in parallel. None means 1 unless in a
         ``joblib.parallel_backend`` / ``parallel_config`` context; -1
-        means all processors. Results do not depend on it.
+        means all processors. Results do not depend on it. They run in
+        threads of this process, which share its compiled programs and
+        NC's consolidator fits; a ``joblib.parallel_config(backend=...)``
+        around the search (e.g. "loky" for processes, "dask" for a
+        cluster) runs them there instead.
     verbose : int, default=0
         Progress goes to the :mod:`logging` logger
         ``skcl.model_selection``: one record per candidate as it finishes,
@@ -240,7 +246,10 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
             )
 
         parallel = Parallel(
-            n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator"
+            n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator",
+            # Threads, not processes, unless the caller chose a backend:
+            # a worker process would compile every program again.
+            prefer="threads",
         )
         results = parallel(
             delayed(_evaluate_candidate)(
