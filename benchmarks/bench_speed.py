@@ -1,6 +1,6 @@
 """Issue 14, "experiments at the speed of the hardware": before/after ratios.
 
-Prints four tables, each measured in this one run, the two variants
+Prints five tables, each measured in this one run, the two variants
 interleaved (the machine may be shared: compare ratios, not seconds).
 
 1. **Compile once.** The same script (FineTuning, AQC, EWC and SI on CI
@@ -27,7 +27,7 @@ interleaved (the machine may be shared: compare ratios, not seconds).
    difference between their φ*.
 
     PYTHONPATH=. python benchmarks/bench_speed.py [--quick] [--repeats N] \\
-        [--only cache|shapes|nc|vmap]
+        [--only cache|shapes|nc|vmap|jobs]
 
 ``--quick`` shortens NC's consolidator fits (200 steps instead of 1000),
 runs each search variant once instead of twice and the cold/warm
@@ -290,15 +290,64 @@ def vmap_table(quick):
           f"{np.abs(sequential - vmapped).max():.2e} (largest |φ| {scale:.2f})")
 
 
+JOBS_SCRIPT = """
+import contextlib, sys, time
+import joblib
+import numpy as np
+from skcl import NCClassifier
+from skcl._consolidation.neural import FITS
+from skcl.datasets import load_ci_split_iris
+from skcl.model_selection import SequenceGridSearch
+
+data = load_ci_split_iris()
+settings = dict(learning_rate=0.1, random_state=0, consolidator_n_steps=int(sys.argv[1]))
+grid = {"alpha": [1.0, 10.0, 100.0, 1000.0, 10000.0], "radius": [1.0, 10.0, 100.0]}
+
+def search(n_jobs, backend=None):
+    FITS.clear()
+    context = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()
+    start = time.perf_counter()
+    with context:
+        found = SequenceGridSearch(NCClassifier(**settings), grid, n_jobs=n_jobs).fit(
+            data.train, data.validation, classes=data.classes)
+    return time.perf_counter() - start, found
+
+search(1)  # compiles, and fills the persistent cache that worker processes read
+runs = {"n_jobs=1": search(1), "n_jobs=2, threads (default)": search(2),
+        "n_jobs=2, loky processes (before)": search(2, "loky")}
+first = runs["n_jobs=1"][1]
+base = runs["n_jobs=1"][0]
+for label, (seconds, found) in runs.items():
+    same = (np.array_equal(found.accuracy_matrices_, first.accuracy_matrices_, equal_nan=True)
+            and np.array_equal(found.best_estimator_.theta_, first.best_estimator_.theta_))
+    print(f"   {label:<34} {seconds:>7.1f} {base / seconds:>8.2f} {same!s:>5}")
+"""
+
+
+def jobs_table(quick):
+    n_steps = 200 if quick else 1000
+    print(f"\n5. Parallel candidates: NC's 15-candidate search on CI Split Iris (SR, κ (256, "
+          f"256), {n_steps} steps per fit), compiled first; speed-up over n_jobs=1 and "
+          "whether the scores and best θ*_T equal n_jobs=1's")
+    print(f"   {'variant':<34} {'s':>7} {'speed-up':>8} {'same':>5}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), SKCL_COMPILATION_CACHE_DIR=tmp,
+                   SKCL_COMPILATION_CACHE="1")
+        subprocess.run([sys.executable, "-c", JOBS_SCRIPT, str(n_steps)], env=env, check=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--only", choices=["cache", "shapes", "nc", "vmap"], default=None)
+    parser.add_argument("--only", choices=["cache", "shapes", "nc", "vmap", "jobs"],
+                        default=None)
     args = parser.parse_args()
     repeats = args.repeats or (2 if args.quick else 3)
     if args.only in (None, "cache"):
         cache_table(repeats)
+    if args.only in (None, "jobs"):
+        jobs_table(args.quick)
     # The in-process tables run without the persistent cache, so that the
     # compilations they time are real ones.
     os.environ["SKCL_COMPILATION_CACHE"] = "0"
