@@ -12,8 +12,8 @@ so the answers are exactly those of fitting again.
 The key is a digest of every input leaf's dtype, shape and bytes (with the
 pytree structure, static fields included), so two requests share a result
 only if they are the same computation. The memo keeps the most recently
-used results up to a byte budget, in each process (joblib's workers each
-have their own).
+used results up to a byte budget, in each process: a search's candidates
+running in threads share it, worker processes each have their own.
 """
 
 import hashlib
