@@ -21,10 +21,10 @@ softmax regression), in one of two versions:
   minibatches of 64. The extractor is pre-trained once (about 15 minutes
   on two cores) and kept in ``--cache``.
 
-``--search`` adds, for AQC, EWC and SI on MNIST, the paper's protocol: λ
+``--search`` adds, for AQC, EWC and SI, the paper's protocol: λ (and ξ)
 chosen on the validation sequence (the appendix-D grid), separately for
-declared and grown classes, then the test accuracy (cnn4 features only:
-the PCA stand-in has no validation sequence).
+declared and grown classes, then the test accuracy (Iris, Wine and the
+cnn4 features; the PCA stand-in has no validation sequence).
 
 Run::
 
@@ -93,17 +93,21 @@ def cnn4_features(cache):
     return features, data.classes
 
 
-def searched_accuracy(cls, settings, features, classes, grow, seed):
-    """λ (and ξ) chosen on validation, then the test accuracy (paper's protocol)."""
+def searched_accuracy(cls, settings, sequences, classes, grow, seed):
+    """λ (and ξ) chosen on validation, then the test accuracy (paper's protocol).
+
+    ``sequences``: the (train, validation, test) task sequences.
+    """
     from skcl.model_selection import SequenceGridSearch
     from skcl.reproduce import METHODS as PAPER
 
     grid = next(m.param_grid for m in PAPER if m.estimator == cls)
+    train, validation, test_tasks = sequences
     search = SequenceGridSearch(
         getattr(skcl, cls)(**settings, grow_classes=grow, random_state=seed), grid
-    ).fit(features["train"], features["validation"], classes=None if grow else classes)
+    ).fit(train, validation, classes=None if grow else classes)
     best = search.best_estimator_
-    test = 100 * np.mean([np.mean(best.predict(X) == y) for X, y in features["test"]])
+    test = 100 * np.mean([np.mean(best.predict(X) == y) for X, y in test_tasks])
     return test, search.best_params_
 
 
@@ -126,32 +130,31 @@ def main():
                         help="folder for the pre-trained cnn4 weights")
     parser.add_argument("--search", action="store_true")
     args = parser.parse_args()
-    sequences = {}
+    sequences = {}  # name -> (train, validation or None, test, classes, settings)
     if "iris" in args.sequences:
         d = load_ci_split_iris()
-        sequences["CI Split Iris"] = (d.train, d.test, d.classes,
+        sequences["CI Split Iris"] = (d.train, d.validation, d.test, d.classes,
                                       dict(learning_rate=0.1, hidden_layer_sizes=(4,)))
     if "wine" in args.sequences:
         d = load_ci_split_wine()
-        sequences["CI Split Wine"] = (d.train, d.test, d.classes,
+        sequences["CI Split Wine"] = (d.train, d.validation, d.test, d.classes,
                                       dict(learning_rate=0.01, hidden_layer_sizes=(16,)))
-    features = None
     if "mnist" in args.sequences and args.mnist_features == "pca":
         train, test, classes = mnist_features(args.mnist_per_class)
         sequences["CI Split MNIST (PCA features, reduced)"] = (
-            train, test, classes,
+            train, None, test, classes,
             dict(learning_rate=0.01, batch_size=64, n_epochs=args.mnist_epochs))
     elif "mnist" in args.sequences:
         features, classes = cnn4_features(args.cache)
-        mnist_settings = dict(learning_rate=0.01, batch_size=64, n_epochs=20)
         sequences["CI Split MNIST (cnn4 features)"] = (
-            features["train"], features["test"], classes, mnist_settings)
+            features["train"], features["validation"], features["test"], classes,
+            dict(learning_rate=0.01, batch_size=64, n_epochs=20))
     print(f"{'sequence':40s} {'method':12s} {'declared s0':>11s} {'grown s0':>9s} "
           f"{'declared mean±sd':>17s} {'grown mean±sd':>14s} {'time s':>7s}")
-    for seq, (train, test, classes, settings) in sequences.items():
+    for seq, (train, _, test, classes, settings) in sequences.items():
         for name in args.methods:
             cls, params = METHODS[name]
-            if name == "G-SFSVI" and features is not None and "cnn4" in seq:
+            if name == "G-SFSVI" and "cnn4" in seq:
                 params = {**params, "inducing_bounds": (-1.0, 6.0)}  # appendix C, as reproduce
             start = time.perf_counter()
             acc = {grow: [final_accuracy(cls, {**settings, **params}, train, test, classes,
@@ -161,17 +164,22 @@ def main():
             print(f"{seq:40s} {name:12s} {d[0]:11.1f} {g[0]:9.1f} "
                   f"{d.mean():9.1f} ± {d.std():4.1f} {g.mean():7.1f} ± {g.std():4.1f} "
                   f"{time.perf_counter() - start:7.0f}", flush=True)
-    if args.search and features is not None:
-        print("\nλ chosen on validation (appendix-D grid), CI Split MNIST (cnn4 features):")
-        print(f"{'method':12s} {'seed':>4s} {'declared':>9s} {'grown':>7s}  chosen (declared; grown)")
+    if not args.search:
+        return
+    print("\nλ (and ξ) chosen on validation (appendix-D grid), then test accuracy:")
+    print(f"{'sequence':40s} {'method':12s} {'seed':>4s} {'declared':>9s} {'grown':>7s}  "
+          "chosen (declared; grown)")
+    for seq, (train, validation, test, classes, settings) in sequences.items():
+        if validation is None:
+            continue
         for name in [m for m in args.methods if m in ("AQC", "EWC", "SI")]:
-            cls = METHODS[name][0]
             for seed in range(args.seeds):
                 (d, dp), (g, gp) = (
-                    searched_accuracy(cls, mnist_settings, features, classes, grow, seed)
+                    searched_accuracy(METHODS[name][0], settings, (train, validation, test),
+                                      classes, grow, seed)
                     for grow in (False, True))
-                print(f"{name:12s} {seed:4d} {d:9.1f} {g:7.1f}  {dp}; {gp}", flush=True)
-
+                print(f"{seq:40s} {name:12s} {seed:4d} {d:9.1f} {g:7.1f}  {dp}; {gp}",
+                      flush=True)
 
 if __name__ == "__main__":
     main()
