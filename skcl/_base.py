@@ -557,7 +557,8 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         task to lose), the k new classes split it: each starts at u's
         weights with the bias lowered by log k, so that the log-sum-exp of
         their logits is u's logit, and the consolidation sees their mean
-        where it saw u (``Growth``). A new unseen-classes output is
+        where it saw u (``Growth``), and a quadratic one also their
+        differences through the normaliser (``structures.split_coupling``). A new unseen-classes output is
         appended, for the classes still unseen: it starts as a copy of u,
         and is constrained by the prior's precision alone, centred at u's
         old values by the methods whose stand-in is centred at θ*_{t-1}

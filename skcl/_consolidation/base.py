@@ -79,7 +79,9 @@ class Growth(NamedTuple):
     k new classes that split the old unseen-classes output u have 1/k each
     and start at u's weights with the bias lowered by log k, so that the
     log-sum-exp of their logits equals u's logit: to first order the old
-    tasks' losses see their mean (see the user guide).
+    tasks' losses see their mean, and to second order also their
+    differences, through the normaliser (:attr:`splits`,
+    ``structures.split_coupling``; see the user guide).
 
     Attributes
     ----------
@@ -138,6 +140,24 @@ class Growth(NamedTuple):
     def new_coordinates(self):
         """Indices of the fresh coordinates, constrained by the prior alone."""
         return np.flatnonzero(np.asarray(self.source) < 0)
+
+    @property
+    def splits(self):
+        """The old output columns that k ≥ 2 new columns split.
+
+        Returns
+        -------
+        list of (int, int ndarray of shape (k,), ndarray of shape (k,))
+            The old column, the new columns and their shares π (summing
+            to 1).
+        """
+        source, share = np.asarray(self.out_source), np.asarray(self.out_weight)
+        groups = []
+        for old in np.unique(source[source >= 0]):
+            columns = np.flatnonzero(source == old)
+            if len(columns) > 1:
+                groups.append((int(old), columns, share[columns]))
+        return groups
 
     def embed(self, old, fill, shift=True):
         """A per-coordinate vector of the old θ carried over to the grown one.

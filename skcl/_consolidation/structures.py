@@ -15,8 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._networks import output_column
+
 __all__ = [
     "FullCurvature",
+    "split_coupling",
     "KroneckerCurvature",
     "DiagonalCurvature",
     "layer_slices",
@@ -60,15 +63,30 @@ class FullCurvature:
         return np.asarray(self.matrix)
 
     def grow(self, growth):
-        """Eᵀ C E: C seen through the grown θ (zero at fresh coordinates).
+        """Eᵀ C E, plus the normaliser's term where columns split one.
 
-        Exact for the quadratic form: dᵀ(Eᵀ C E)d = (E d)ᵀ C (E d).
+        Eᵀ C E is C seen through the grown θ (zero at fresh coordinates),
+        exact for the quadratic form: dᵀ(Eᵀ C E)d = (E d)ᵀ C (E d). Where
+        k columns split the unseen output u, each column a also gets
+        C_uu·(π_a δ_ab − π_a π_b) with every split column b (see
+        :func:`split_coupling`): C_uu is u's own block (its weights and
+        bias).
         """
         m = growth.mapped
         src, w = np.asarray(growth.source)[m], np.asarray(growth.weight)[m]
         old = np.asarray(self.matrix)
         matrix = np.zeros((growth.n_params, growth.n_params), old.dtype)
         matrix[np.ix_(m, m)] = old[np.ix_(src, src)] * np.outer(w, w).astype(old.dtype)
+        old_network, network = growth.old_model.network, growth.new_model.network
+        for u, columns, shares in growth.splits:
+            old_u = output_column(old_network, u)
+            block = old[np.ix_(old_u, old_u)]
+            coupling = split_coupling(shares)
+            for a, column_a in enumerate(columns):
+                for b, column_b in enumerate(columns):
+                    rows = output_column(network, column_a)
+                    cols = output_column(network, column_b)
+                    matrix[np.ix_(rows, cols)] += (coupling[a, b] * block).astype(old.dtype)
         return FullCurvature(matrix)
 
     @property
@@ -101,9 +119,10 @@ class DiagonalCurvature:
     def grow(self, growth):
         """C seen through the grown θ, kept diagonal; zero at fresh coordinates.
 
-        A moved coordinate keeps its entry. Eᵀ C E is not diagonal where k
-        columns split one (it constrains their mean), so each of them gets
-        c/k, which is exact when they move together.
+        A moved coordinate keeps its entry. Where k columns split the unseen
+        output, each of them gets c/k: the diagonal of Eᵀ C E (c/k²) plus
+        the normaliser's term (c(1/k − 1/k²), see :func:`split_coupling`),
+        which is the full structure's diagonal.
         """
         m = growth.mapped
         old = np.asarray(self.diagonal)
@@ -184,11 +203,14 @@ class KroneckerCurvature:
         return dense
 
     def grow(self, growth):
-        """Eᵀ C E with the output factor G mapped as E_oᵀ G E_o.
+        """Eᵀ C E with the output factor G mapped as E_oᵀ G E_o, plus the
+        normaliser's term where columns split one.
 
         Block A ⊗ G over vec(W̃) row-major has entry A_ij G_kl at
         (i·K + k, j·K + l), and the map acts on output columns alone, so
-        mapping G (zero rows and columns at fresh outputs) is exact.
+        mapping G (zero rows and columns at fresh outputs) is exact. Where
+        k columns split the unseen output u, G_uu·(π_a δ_ab − π_a π_b) is
+        added between split columns a and b (see :func:`split_coupling`).
         """
         *hidden, (A, G) = self.factors
         G = np.asarray(G)
@@ -198,6 +220,9 @@ class KroneckerCurvature:
         grown = np.zeros((G.shape[0], k_new, k_new), G.dtype)
         grown[:, out[:, None], out[None, :]] = (
             G[:, src[:, None], src[None, :]] * np.outer(w, w).astype(G.dtype))
+        for u, columns, shares in growth.splits:
+            grown[:, columns[:, None], columns[None, :]] += (
+                G[:, u, u][:, None, None] * split_coupling(shares)).astype(G.dtype)
         return KroneckerCurvature(
             (*hidden, (np.asarray(A), grown)), growth.new_model.network.layer_shapes
         )
@@ -210,6 +235,36 @@ class KroneckerCurvature:
     @property
     def nbytes(self):
         return int(sum(np.asarray(A).nbytes + np.asarray(G).nbytes for A, G in self.factors))
+
+
+def split_coupling(shares):
+    """The normaliser's second-order term between k columns that split one.
+
+    An old task's loss sees the unseen output's logit u, and the k new
+    columns split it: u = log Σ_a exp z_a, with shares π_a = exp(z_a − u)
+    (1/k at the split). Its Hessian in the split logits is
+    f''·ππᵀ + f'·(diag π − ππᵀ), with f' and f'' the loss's first and
+    second derivatives in u: Σ p_u and Σ p_u(1 − p_u) over the old
+    samples. Eᵀ C E holds the first term. The second is the normaliser's,
+    which keeps one split column from rising on old data while another
+    falls; u is pushed down on every old task (p_u ≪ 1), so f' ≈ f'' and
+    the term is C_uu·(diag π − ππᵀ). Together each split column gets
+    C_uu·π_a, and no coupling to the others: what a column declared from
+    the start, pushed down by the old tasks, would have had.
+
+    Parameters
+    ----------
+    shares : array of shape (k,)
+        π, summing to 1.
+
+    Returns
+    -------
+    ndarray of shape (k, k)
+        diag π − ππᵀ.
+    """
+    shares = np.asarray(shares, np.float64)
+    return np.diag(shares) - np.outer(shares, shares)
+
 
 
 def structure_nbytes(structure, layer_shapes, n_terms=1, itemsize=4):
