@@ -22,9 +22,9 @@ softmax regression), in one of two versions:
   on two cores) and kept in ``--cache``.
 
 ``--search`` adds, for AQC, EWC and SI, the paper's protocol: λ (and ξ)
-chosen on the validation sequence (the appendix-D grid), separately for
-declared and grown classes, then the test accuracy (Iris, Wine and the
-cnn4 features; the PCA stand-in has no validation sequence).
+chosen on the validation sequence (the appendix-D grid, or ``--lambdas``),
+separately for declared and grown classes, then the test accuracy (Iris,
+Wine and the cnn4 features; the PCA stand-in has no validation sequence).
 
 Run::
 
@@ -93,7 +93,7 @@ def cnn4_features(cache):
     return features, data.classes
 
 
-def searched_accuracy(cls, settings, sequences, classes, grow, seed):
+def searched_accuracy(cls, settings, sequences, classes, grow, seed, lambdas=None):
     """λ (and ξ) chosen on validation, then the test accuracy (paper's protocol).
 
     ``sequences``: the (train, validation, test) task sequences.
@@ -101,7 +101,9 @@ def searched_accuracy(cls, settings, sequences, classes, grow, seed):
     from skcl.model_selection import SequenceGridSearch
     from skcl.reproduce import METHODS as PAPER
 
-    grid = next(m.param_grid for m in PAPER if m.estimator == cls)
+    grid = dict(next(m.param_grid for m in PAPER if m.estimator == cls))
+    if lambdas:
+        grid["alpha"] = list(lambdas)
     train, validation, test_tasks = sequences
     search = SequenceGridSearch(
         getattr(skcl, cls)(**settings, grow_classes=grow, random_state=seed), grid
@@ -129,6 +131,10 @@ def main():
     parser.add_argument("--cache", default="bench_weights",
                         help="folder for the pre-trained cnn4 weights")
     parser.add_argument("--search", action="store_true")
+    parser.add_argument("--lambdas", nargs="*", type=float, default=None,
+                        help="λ of the search instead of appendix D's decades")
+    parser.add_argument("--fixed", action=argparse.BooleanOptionalAction, default=True,
+                        help="the fixed-λ table (--no-fixed: the search alone)")
     args = parser.parse_args()
     sequences = {}  # name -> (train, validation or None, test, classes, settings)
     if "iris" in args.sequences:
@@ -152,7 +158,7 @@ def main():
     print(f"{'sequence':40s} {'method':12s} {'declared s0':>11s} {'grown s0':>9s} "
           f"{'declared mean±sd':>17s} {'grown mean±sd':>14s} {'time s':>7s}")
     for seq, (train, _, test, classes, settings) in sequences.items():
-        for name in args.methods:
+        for name in args.methods if args.fixed else []:
             cls, params = METHODS[name]
             if name == "G-SFSVI" and "cnn4" in seq:
                 params = {**params, "inducing_bounds": (-1.0, 6.0)}  # appendix C, as reproduce
@@ -176,7 +182,7 @@ def main():
             for seed in range(args.seeds):
                 (d, dp), (g, gp) = (
                     searched_accuracy(METHODS[name][0], settings, (train, validation, test),
-                                      classes, grow, seed)
+                                      classes, grow, seed, args.lambdas)
                     for grow in (False, True))
                 print(f"{seq:40s} {name:12s} {seed:4d} {d:9.1f} {g:7.1f}  {dp}; {gp}",
                       flush=True)
