@@ -558,11 +558,11 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         weights with the bias lowered by log k, so that the log-sum-exp of
         their logits is u's logit, and the consolidation sees their mean
         where it saw u (``Growth``), and a quadratic one also their
-        differences through the normaliser (``structures.split_coupling``). A new unseen-classes output is
-        appended, for the classes still unseen: it starts as a copy of u,
-        and is constrained by the prior's precision alone, centred at u's
-        old values by the methods whose stand-in is centred at θ*_{t-1}
-        (``Growth.anchor``). Without u (an estimator fitted with
+        differences through the normaliser (``structures.split_coupling``).
+        A new unseen-classes output is appended, for the classes still
+        unseen: it starts as a copy of u, and is constrained by the prior's
+        precision alone, centred at u's old values by the methods whose
+        stand-in is centred at θ*_{t-1} (``Growth.anchor``). Without u (an estimator fitted with
         grow_classes=False), the new columns are fresh: what a fresh
         network's initialisation (the first task's key) puts there,
         constrained by the prior alone (``Consolidation.grow``).

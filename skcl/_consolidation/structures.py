@@ -19,10 +19,10 @@ from .._networks import output_column
 
 __all__ = [
     "FullCurvature",
-    "split_coupling",
     "KroneckerCurvature",
     "DiagonalCurvature",
     "layer_slices",
+    "split_coupling",
     "structure_nbytes",
 ]
 
@@ -249,8 +249,10 @@ def split_coupling(shares):
     which keeps one split column from rising on old data while another
     falls; u is pushed down on every old task (p_u ≪ 1), so f' ≈ f'' and
     the term is C_uu·(diag π − ππᵀ). Together each split column gets
-    C_uu·π_a, and no coupling to the others: what a column declared from
-    the start, pushed down by the old tasks, would have had.
+    C_uu·π_a, and no coupling to the others: about what a column declared
+    from the start, pushed down by the old tasks, would have had. C_uu is
+    u's block as the curvature kind measured it (the empirical Fisher's,
+    Σ p_u² x xᵀ, is much smaller than Σ p_u x xᵀ: there the term is weaker).
 
     Parameters
     ----------
@@ -264,7 +266,6 @@ def split_coupling(shares):
     """
     shares = np.asarray(shares, np.float64)
     return np.diag(shares) - np.outer(shares, shares)
-
 
 
 def structure_nbytes(structure, layer_shapes, n_terms=1, itemsize=4):
