@@ -31,6 +31,8 @@ Run::
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. python benchmarks/bench_grow_classes.py
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. python benchmarks/bench_grow_classes.py \
         --sequences mnist --mnist-features cnn4 --search
+
+The measured tables (2026-11-24) are in docs/user_guide/partial_fit.rst.
 """
 
 import argparse
@@ -172,7 +174,8 @@ def main():
                   f"{time.perf_counter() - start:7.0f}", flush=True)
     if not args.search:
         return
-    print("\nλ (and ξ) chosen on validation (appendix-D grid), then test accuracy:")
+    grid = f"λ ∈ {args.lambdas}" if args.lambdas else "appendix D's grid"
+    print(f"\nλ (and ξ) chosen on validation ({grid}), then test accuracy:")
     print(f"{'sequence':40s} {'method':12s} {'seed':>4s} {'declared':>9s} {'grown':>7s}  "
           "chosen (declared; grown)")
     for seq, (train, validation, test, classes, settings) in sequences.items():
@@ -186,6 +189,7 @@ def main():
                     for grow in (False, True))
                 print(f"{seq:40s} {name:12s} {seed:4d} {d:9.1f} {g:7.1f}  {dp}; {gp}",
                       flush=True)
+
 
 if __name__ == "__main__":
     main()
