@@ -2,6 +2,7 @@
 warm starts, and NC on CI Split Iris with the paper's grids."""
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import jax
@@ -254,7 +255,8 @@ def test_fit_memo_keeps_the_latest_results_within_its_byte_budget():
 def test_fit_memo_computes_a_key_once_while_threads_wait_for_it():
     # A grid's candidates run in threads: the second request for a fit that
     # is being computed waits for it instead of computing it again.
-    memo, calls, started, release = FitMemo(max_bytes=10_000), [], threading.Event(), threading.Event()
+    memo, calls = FitMemo(max_bytes=10_000), []
+    started, release = threading.Event(), threading.Event()
 
     def slow():
         calls.append("slow")
@@ -266,6 +268,7 @@ def test_fit_memo_computes_a_key_once_while_threads_wait_for_it():
         first = pool.submit(memo.get_or_compute, "fit", slow)
         assert started.wait(30)
         second = pool.submit(memo.get_or_compute, "fit", lambda: calls.append("again"))
+        time.sleep(0.2)  # let the second request find the fit running (a hit either way)
         release.set()
         np.testing.assert_array_equal(second.result(30), first.result(30))
     assert calls == ["slow"] and (memo.hits, memo.misses) == (1, 1)
