@@ -562,10 +562,10 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         A new unseen-classes output is appended, for the classes still
         unseen: it starts as a copy of u, and is constrained by the prior's
         precision alone, centred at u's old values by the methods whose
-        stand-in is centred at θ*_{t-1} (``Growth.anchor``). Without u (an estimator fitted with
-        grow_classes=False), the new columns are fresh: what a fresh
-        network's initialisation (the first task's key) puts there,
-        constrained by the prior alone (``Consolidation.grow``).
+        stand-in is centred at θ*_{t-1} (``Growth.anchor``). Without u (an
+        estimator fitted with grow_classes=False), the new columns are
+        fresh: what a fresh network's initialisation (the first task's key)
+        puts there, constrained by the prior alone (``Consolidation.grow``).
         """
         if self.likelihood_ == _likelihoods.BERNOULLI:
             raise ValueError(

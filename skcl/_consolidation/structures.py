@@ -80,13 +80,9 @@ class FullCurvature:
         old_network, network = growth.old_model.network, growth.new_model.network
         for u, columns, shares in growth.splits:
             old_u = output_column(old_network, u)
-            block = old[np.ix_(old_u, old_u)]
-            coupling = split_coupling(shares)
-            for a, column_a in enumerate(columns):
-                for b, column_b in enumerate(columns):
-                    rows = output_column(network, column_a)
-                    cols = output_column(network, column_b)
-                    matrix[np.ix_(rows, cols)] += (coupling[a, b] * block).astype(old.dtype)
+            split = np.concatenate([output_column(network, column) for column in columns])
+            term = np.kron(split_coupling(shares), old[np.ix_(old_u, old_u)])
+            matrix[np.ix_(split, split)] += term.astype(old.dtype)
         return FullCurvature(matrix)
 
     @property
