@@ -42,9 +42,11 @@ import numpy as np
 from sklearn.decomposition import PCA
 
 import skcl
+from skcl import reproduce as rp
 from skcl.datasets import (
     load_ci_split_iris, load_ci_split_mnist, load_ci_split_wine, load_mnist,
 )
+from skcl.model_selection import SequenceGridSearch
 
 METHODS = {
     "Fine-tuning": ("FineTuningClassifier", {}),
@@ -81,8 +83,6 @@ def mnist_features(per_class, seed=0):
 
 def cnn4_features(cache):
     """CI Split MNIST on the features of a Fashion-MNIST-pretrained cnn4."""
-    from skcl import reproduce as rp
-
     extractor, info = rp.pretrained_extractor("fashion-mnist", cache_dir=cache, log=print)
     print(f"extractor: {info['source']} {info.get('path', '')}", flush=True)
     data = load_ci_split_mnist()
@@ -95,28 +95,34 @@ def cnn4_features(cache):
     return features, data.classes
 
 
+def estimator(cls, settings, grow, seed, params=None):
+    """``cls`` with the sequence's ``settings`` that it takes (as reproduce
+    does: G-SFSVI's inducing box) and the method's ``params`` (all of them)."""
+    clf = getattr(skcl, cls)(grow_classes=grow, random_state=seed)
+    accepted = clf.get_params()
+    clf.set_params(**{k: v for k, v in settings.items() if k in accepted})
+    return clf.set_params(**(params or {}))
+
+
 def searched_accuracy(cls, settings, sequences, classes, grow, seed, lambdas=None):
     """λ (and ξ) chosen on validation, then the test accuracy (paper's protocol).
 
     ``sequences``: the (train, validation, test) task sequences.
     """
-    from skcl.model_selection import SequenceGridSearch
-    from skcl.reproduce import METHODS as PAPER
-
-    grid = dict(next(m.param_grid for m in PAPER if m.estimator == cls))
+    grid = dict(next(m.param_grid for m in rp.METHODS if m.estimator == cls))
     if lambdas:
         grid["alpha"] = list(lambdas)
     train, validation, test_tasks = sequences
     search = SequenceGridSearch(
-        getattr(skcl, cls)(**settings, grow_classes=grow, random_state=seed), grid
+        estimator(cls, settings, grow, seed), grid
     ).fit(train, validation, classes=None if grow else classes)
     best = search.best_estimator_
     test = 100 * np.mean([np.mean(best.predict(X) == y) for X, y in test_tasks])
     return test, search.best_params_
 
 
-def final_accuracy(cls, params, train, test, classes, grow, seed):
-    clf = getattr(skcl, cls)(**params, grow_classes=grow, random_state=seed)
+def final_accuracy(cls, settings, params, train, test, classes, grow, seed):
+    clf = estimator(cls, settings, grow, seed, params)
     for X, y in train:
         clf.partial_fit(X, y, classes=None if grow else classes)
     return 100 * np.mean([np.mean(clf.predict(X) == y) for X, y in test])
@@ -156,16 +162,14 @@ def main():
         features, classes = cnn4_features(args.cache)
         sequences["CI Split MNIST (cnn4 features)"] = (
             features["train"], features["validation"], features["test"], classes,
-            dict(learning_rate=0.01, batch_size=64, n_epochs=20))
+            rp.SEQUENCES["ci-split-mnist"].settings("sr"))
     print(f"{'sequence':40s} {'method':12s} {'declared s0':>11s} {'grown s0':>9s} "
           f"{'declared mean±sd':>17s} {'grown mean±sd':>14s} {'time s':>7s}")
     for seq, (train, _, test, classes, settings) in sequences.items():
         for name in args.methods if args.fixed else []:
             cls, params = METHODS[name]
-            if name == "G-SFSVI" and "cnn4" in seq:
-                params = {**params, "inducing_bounds": (-1.0, 6.0)}  # appendix C, as reproduce
             start = time.perf_counter()
-            acc = {grow: [final_accuracy(cls, {**settings, **params}, train, test, classes,
+            acc = {grow: [final_accuracy(cls, settings, params, train, test, classes,
                                          grow, seed) for seed in range(args.seeds)]
                    for grow in (False, True)}
             d, g = np.array(acc[False]), np.array(acc[True])
