@@ -1,11 +1,13 @@
-"""The scikit-learn surface shared by every skcl classifier.
+"""The gradient-trained classifiers: a network, a consolidation, a task loop.
 
-A call to ``partial_fit`` is one task of the sequence. The base class does
-everything that does not depend on the method: input validation, the
-label encoding, class weights, keys, the transaction that keeps a rejected
-call from changing anything, the loss recursion itself (``_learn_task``)
-and prediction. A method is its ``__init__`` plus the choice of a
-consolidation (``_make_consolidation``), the stand-in for L_{t-1}.
+On top of the surface every skcl classifier shares (:mod:`skcl._surface`:
+validation, classes, the transaction), the base class here does what all
+gradient-trained methods share: the network and its parameters θ, class
+weights, keys, the loss recursion itself (``_learn_task``: minimise the
+stand-in for L_{t-1} plus the task's NLL, then fold the task in) and
+prediction. A method is its ``__init__`` plus the choice of a
+consolidation (``_make_consolidation``), the stand-in for L_{t-1}. Class
+growth of the network lives in :mod:`skcl._class_growth`.
 """
 
 import contextvars
@@ -16,20 +18,16 @@ from typing import Any, NamedTuple
 
 import jax
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
-    check_classification_targets,
-    unique_labels,
-)
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _likelihoods
-from ._consolidation import FinishedTask, Growth
+from ._class_growth import grow_network
+from ._consolidation import FinishedTask
 from ._logging import show_skcl_logs
 from ._model import Model
-from ._networks import MLP, apply_numpy, grown_map, output_column
+from ._networks import MLP, apply_numpy
+from ._surface import SequentialClassifier
 from ._training import minimize, minimize_epochwise
 from ._validation import StrOptions, layer_sizes, positive_int, positive_real, validate_params
 
@@ -101,7 +99,7 @@ _COMMON_PARAMS_DOC = """
 """
 
 
-class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
+class BaseSequentialClassifier(SequentialClassifier):
     """Base class of skcl's continual-learning classifiers.
 
     Not for direct use. Subclasses define ``__init__`` with their
@@ -201,30 +199,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             or when training diverges. The estimator
             is then left exactly as it was before the call.
         """
-        with self._transaction():
-            self._partial_fit(X, y, classes, sample_weight)
-        return self
-
-    def fit(self, X, y, sample_weight=None):
-        """Forget everything and learn ``(X, y)`` as a single task.
-
-        ``classes_`` become the labels present in ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self
-        """
-        with self._transaction():
-            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-                delattr(self, name)
-            self._partial_fit(X, y, None, sample_weight, infer_classes=True)
-        return self
+        return super().partial_fit(X, y, classes, sample_weight)
 
     def decision_function(self, X):
         """Logits of the network.
@@ -299,11 +274,6 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         """Bias vectors of the layers, as in ``MLPClassifier``."""
         check_is_fitted(self)
         return [b for _, b in self.network_.unflatten(self.theta_)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.random_state is None
-        return tags
 
     # ------------------------------------------------------- for subclasses
 
@@ -423,17 +393,6 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             )
         return params, losses, trace
 
-    @contextmanager
-    def _transaction(self):
-        """Restore every attribute if the block raises."""
-        saved = dict(vars(self))
-        try:
-            yield
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(saved)
-            raise
-
     def _check_params(self):
         """Validate every hyperparameter; return the hidden layers' sizes."""
         validate_params(self)
@@ -442,33 +401,10 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
         hidden = self._check_params()
-        first = not hasattr(self, "classes_")
-        grow = bool(self.grow_classes) and not infer_classes
-        if first and classes is None and not infer_classes and not grow:
-            raise ValueError("classes must be passed on the first call to partial_fit.")
-        X, y = validate_data(self, X, y, reset=first, dtype=[np.float64, np.float32])
-        check_classification_targets(y)
+        task = self._validate_task(X, y, classes, sample_weight, infer_classes=infer_classes,
+                                   sample_weight_dtype=np.float32)
+        X, y, sample_weight, first, grown = task
         X = _to_float32(X)
-        if infer_classes:
-            classes = unique_labels(y)
-        if first and classes is not None:
-            check_classification_targets(np.asarray(classes))
-        grown = None
-        if grow:
-            grown = self._grown_classes(y, classes)
-            if first:
-                self.classes_, grown = grown, None
-        else:
-            _check_partial_fit_first_call(self, classes)
-            unknown = np.setdiff1d(np.unique(y), self.classes_)
-            if unknown.size:
-                raise ValueError(
-                    f"y contains labels not in classes: {unknown.tolist()}; "
-                    f"classes are {self.classes_.tolist()}."
-                )
-        sample_weight = _check_sample_weight(
-            sample_weight, X, dtype=np.float32, ensure_non_negative=True
-        )
         if first:
             self._initialize(X.shape[1], hidden)
         elif hidden != self.network_.hidden_layer_sizes:
@@ -505,117 +441,12 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                 logger.info("[%s] task %d, epoch %d: loss %.6g", type(self).__name__,
                             record["task"], epoch, loss)
 
-    def _grown_classes(self, y, classes):
-        """The sorted union of the classes so far, ``classes`` and ``y``.
-
-        None when nothing is new. Rejects ``classes`` that lack a class
-        seen before or a label of ``y``, and labels of another type.
-        """
-        first = not hasattr(self, "classes_")
-        labels = np.unique(y)
-        if classes is not None:
-            classes = np.asarray(classes)
-            if classes.ndim != 1 or classes.size == 0:
-                raise ValueError(
-                    f"classes must be a non-empty 1-D array, got shape {classes.shape}."
-                )
-            if not first:
-                check_classification_targets(classes)
-        parts = [labels] + ([] if first else [self.classes_])
-        parts += [] if classes is None else [classes]
-        try:
-            union = unique_labels(*parts)
-        except ValueError as exc:
-            raise ValueError(
-                f"grow_classes: the labels must keep one type; {exc}. The classes so far "
-                f"are {[] if first else self.classes_.tolist()}."
-            ) from exc
-        if classes is not None:
-            unknown = np.setdiff1d(labels, classes)
-            if unknown.size:
-                raise ValueError(
-                    f"y contains labels not in classes: {unknown.tolist()}; "
-                    f"classes are {classes.tolist()}."
-                )
-            if not first:
-                missing = np.setdiff1d(self.classes_, classes)
-                if missing.size:
-                    raise ValueError(
-                        f"classes lack classes seen before: {missing.tolist()}; with "
-                        "grow_classes, classes may grow but never shrink (classes so far: "
-                        f"{self.classes_.tolist()})."
-                    )
-        if first:
-            return union
-        return union if len(union) > len(self.classes_) else None
-
     def _grow(self, classes):
         """Give the output layer a column for each new class of ``classes``.
 
-        The old columns move to their classes' sorted places, keeping their
-        values. With the "unseen classes" output u (trained on every old
-        task to lose), the k new classes split it: each starts at u's
-        weights with the bias lowered by log k, so that the log-sum-exp of
-        their logits is u's logit, and the consolidation sees their mean
-        where it saw u (``Growth``), and a quadratic one also their
-        differences through the normaliser (``structures.split_coupling``).
-        A new unseen-classes output is appended, for the classes still
-        unseen: it starts as a copy of u, and is constrained by the prior's
-        precision alone, centred at u's old values by the methods whose
-        stand-in is centred at θ*_{t-1} (``Growth.anchor``). Without u (an
-        estimator fitted with grow_classes=False), the new columns are
-        fresh: what a fresh network's initialisation (the first task's key)
-        puts there, constrained by the prior alone (``Consolidation.grow``).
+        See :func:`skcl._class_growth.grow_network`; returns its ``Growth``.
         """
-        if self.likelihood_ == _likelihoods.BERNOULLI:
-            raise ValueError(
-                f"{type(self).__name__} learned its first task with two classes and "
-                "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
-                f"classes {np.setdiff1d(classes, self.classes_).tolist()}. Set "
-                "grow_classes=True before the first task (the output is then a "
-                "softmax), or pass every class on the first call."
-            )
-        unseen = self._unseen_output
-        k_old = len(self.classes_)
-        columns = np.searchsorted(classes, self.classes_)
-        added = np.setdiff1d(np.arange(len(classes)), columns)
-        old = self.network_
-        network = MLP(old.n_features, old.hidden_layer_sizes, len(classes) + unseen)
-        out_source = np.full(network.n_outputs, -1)
-        out_weight = np.zeros(network.n_outputs)
-        out_shift = np.zeros(network.n_outputs)
-        out_source[columns], out_weight[columns] = np.arange(k_old), 1.0
-        if unseen:
-            out_source[added], out_weight[added] = k_old, 1.0 / len(added)
-            out_shift[added] = -np.log(len(added))
-        source, weight, _ = grown_map(old, network, out_source, out_weight)
-        shift = np.zeros(network.n_params)
-        shift[-network.n_outputs :] = out_shift  # the output biases close θ
-        offset = np.zeros(old.n_params)
-        if unseen:  # u's bias = mean of the split biases + log k
-            offset[old.n_params - 1] = np.log(len(added))
-        root = jax.random.PRNGKey(self._seed)
-        theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
-        m = source >= 0
-        theta[m] = self.theta_[source[m]] + shift[m].astype(theta.dtype)
-        anchor = np.zeros(network.n_params, np.float32)
-        if unseen:
-            # The new unseen-classes output stands for the classes still
-            # unseen, which every old task pushed down as it did the old
-            # output: it starts at the old one's weights and bias, and a
-            # stand-in centred at θ*_{t-1} centres it there (Growth.anchor).
-            new_u = output_column(network, network.n_outputs - 1)
-            anchor[new_u] = self.theta_[output_column(old, old.n_outputs - 1)]
-            theta[new_u] = anchor[new_u]
-        growth = Growth(
-            self._model(), Model(network, self.likelihood_), source, weight, shift, offset,
-            out_source, out_weight, columns, theta, float(self.prior_precision), anchor,
-        )
-        key = jax.random.fold_in(self._task_key(), 2**31 - 3)
-        state = self._make_consolidation().grow(self.consolidation_, growth, key)
-        self.consolidation_ = jax.tree.map(np.asarray, state)
-        self.network_, self.classes_, self.theta_ = network, classes, theta
-        return growth
+        return grow_network(self, classes)
 
     @property
     def _unseen_output(self):

@@ -12,7 +12,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import _num_samples
 
-from .._base import BaseSequentialClassifier
+from .._surface import SequentialClassifier
 from ..metrics import _check_task_scoring, _scorer_name, task_accuracies
 from ..pipeline import Pipeline
 
@@ -203,10 +203,10 @@ def check_sequential_estimator(estimator):
 
 
 def _is_skcl_classifier(estimator):
-    if isinstance(estimator, BaseSequentialClassifier):
+    if isinstance(estimator, SequentialClassifier):
         return True
-    # Estimators of skcl that do not derive from the MAP base class (e.g.
-    # the variational ones) qualify by their package.
+    # Estimators of skcl that do not derive from the shared surface
+    # qualify by their package.
     module = type(estimator).__module__ or ""
     return module.split(".")[0] == "skcl" and is_classifier(estimator)
 
