@@ -3,7 +3,9 @@
 Each classifier learns a sequence of tasks, one ``partial_fit`` call per
 task, without keeping old data (except :class:`JointClassifier`, the
 upper bound). They differ in how they approximate the previous loss
-L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ).
+L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ); the exact family
+(:class:`GaussianDiscriminantClassifier`, :class:`LeastSquaresClassifier`)
+keeps it exactly, as sums, where the model allows.
 """
 
 import importlib
@@ -23,6 +25,8 @@ _LAZY = {
     "GMVCLClassifier": "._variational_methods",
     "GSFSVIClassifier": "._variational_methods",
     "GVCLClassifier": "._variational_methods",
+    "GaussianDiscriminantClassifier": "._exact_methods",
+    "LeastSquaresClassifier": "._exact_methods",
 }
 
 __all__ = [
@@ -32,7 +36,9 @@ __all__ = [
     "GMVCLClassifier",
     "GSFSVIClassifier",
     "GVCLClassifier",
+    "GaussianDiscriminantClassifier",
     "JointClassifier",
+    "LeastSquaresClassifier",
     "NCClassifier",
     "OnlineEWCClassifier",
     "SIClassifier",

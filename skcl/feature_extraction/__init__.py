@@ -7,10 +7,13 @@ pre-trained on a similar task and then frozen (section IV).
 transformer; chain it with a classifier in :class:`skcl.pipeline.Pipeline`.
 :class:`BackboneFeatureExtractor` runs a published backbone (any torchvision
 model with its weights) or your own JAX or torch network instead, frozen,
-with its features cached on disk.
+with its features cached on disk. :class:`RandomFeatures` is a seeded
+random projection and nonlinearity, fixed once drawn, for the exact
+classifiers (e.g. a least-squares head on random ReLU features).
 """
 
 from ._backbone import BackboneFeatureExtractor
 from ._extractor import PretrainedFeatureExtractor
+from ._random_features import RandomFeatures
 
-__all__ = ["BackboneFeatureExtractor", "PretrainedFeatureExtractor"]
+__all__ = ["BackboneFeatureExtractor", "PretrainedFeatureExtractor", "RandomFeatures"]

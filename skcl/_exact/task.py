@@ -1,0 +1,105 @@
+"""A task's moments, in memory or reduced over a Dask array's blocks.
+
+A task's rows split into the rows learned from and the rows held out
+(:func:`~.holdout.held_out`); each side's moments are grouped by
+(task, class). In memory they are computed chunk by chunk; from a Dask
+array each block's moments are computed where the block lives and merged
+pairwise up a tree by Dask (on a ``distributed`` cluster when a client is
+active), so a task larger than memory streams through, and the result is
+the in-memory one.
+"""
+
+import sys
+
+import numpy as np
+
+from .holdout import held_out
+from .moments import CHUNK_ROWS, chunk_moments, empty_moments, merge
+
+__all__ = ["is_dask_array", "task_moments", "dask_task_moments"]
+
+# Blocks' moments merged per tree node: few levels, little data per merge.
+_SPLIT_EVERY = 8
+
+
+def is_dask_array(X):
+    """Whether X is a Dask array (without importing Dask when it is not)."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(X, dask_array.Array)
+
+
+def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter):
+    """Moments of the rows learned from and of the rows held out.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of int of shape (n_samples,)
+        Each row's index into ``keys``.
+    sample_weight : ndarray of shape (n_samples,)
+    keys : sequence of hashable
+        The groups, e.g. (task, class) pairs.
+    fraction, seed : float, int
+        See :func:`~.holdout.held_out`.
+    per_group_scatter : bool
+
+    Returns
+    -------
+    (GroupMoments, GroupMoments)
+        The learned rows' and the held-out rows'.
+
+    Raises
+    ------
+    ValueError
+        When X holds NaN or infinite values.
+    """
+    X = np.asarray(X)
+    y = np.asarray(y)
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    learned = held = empty_moments(X.shape[1], per_group_scatter)
+    for start in range(0, len(X), CHUNK_ROWS):
+        chunk = np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64)
+        if not np.isfinite(chunk).all():
+            raise ValueError("Input X contains NaN or infinity.")
+        groups, w = y[start:start + CHUNK_ROWS], weights[start:start + CHUNK_ROWS]
+        out = held_out(chunk, fraction, seed)
+        if out.any():
+            held = merge(held, chunk_moments(chunk[out], groups[out], w[out], keys,
+                                             per_group_scatter))
+            chunk, groups, w = chunk[~out], groups[~out], w[~out]
+        learned = merge(learned, chunk_moments(chunk, groups, w, keys, per_group_scatter))
+    return learned, held
+
+
+def _merge_pairs(*pairs):
+    learned, held = pairs[0]
+    for a, b in pairs[1:]:
+        learned, held = merge(learned, a), merge(held, b)
+    return learned, held
+
+
+def dask_task_moments(X, y, sample_weight, keys, **options):
+    """:func:`task_moments` of Dask arrays: per block, then a tree of merges.
+
+    ``y`` and ``sample_weight`` (Dask arrays or None) are re-chunked to X's
+    row blocks; X must not be chunked along its features.
+    """
+    import dask
+    import dask.array as da
+
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    rows = X.chunks[0]
+    y = da.asarray(y).rechunk((rows,))
+    weights = (da.ones(X.shape[0], chunks=(rows,)) if sample_weight is None
+               else da.asarray(sample_weight).rechunk((rows,)))
+    block = dask.delayed(task_moments, pure=True)
+    level = [
+        block(xb, yb, wb, keys, **options)
+        for xb, yb, wb in zip(X.to_delayed().ravel(), y.to_delayed().ravel(),
+                              weights.to_delayed().ravel())
+    ]
+    combine = dask.delayed(_merge_pairs, pure=True)
+    while len(level) > 1:
+        level = [combine(*level[i:i + _SPLIT_EVERY]) for i in range(0, len(level), _SPLIT_EVERY)]
+    return dask.compute(level[0])[0]
