@@ -47,7 +47,8 @@ class GaussianFit(NamedTuple):
         that features with a large mean lose no precision.
     eigenvalues : ndarray of shape (n_features,) or (n_components, n_features)
         Of Σ(s): shared, or one row per component.
-    eigenvectors : ndarray of shape (n_features, n_features) or (n_components, n_features, n_features)
+    eigenvectors : ndarray of shape (n_features, n_features) or \
+            (n_components, n_features, n_features)
     """
 
     keys: tuple

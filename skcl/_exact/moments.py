@@ -194,5 +194,6 @@ def coarsen(moments, coarse_key):
         group_scatter = np.zeros((len(keys), d, d))
         for g in range(len(keys)):
             fine = index == g
-            group_scatter[g] = moments.group_scatter[fine].sum(axis=0) + spread[fine].T @ spread[fine]
+            within = moments.group_scatter[fine].sum(axis=0)
+            group_scatter[g] = within + spread[fine].T @ spread[fine]
     return GroupMoments(tuple(keys), counts, means, scatter, group_scatter)

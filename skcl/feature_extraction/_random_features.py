@@ -35,7 +35,8 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     n_components : int, default=2000
         The number of features, columns of W.
     activation : {"relu", "tanh", "cos"}, default="relu"
-        g. ``"cos"`` with ``scale`` = √(2γ) and ``bias="uniform"`` gives
+        g. ``"cos"`` with ``scale`` = √(2γ·n_features_in_) and
+        ``bias="uniform"`` gives
         random Fourier features of the RBF kernel exp(−γ‖x − x'‖²),
         scikit-learn's ``RBFSampler`` up to its √(2/n_components) factor.
     scale : float, default=1.0
