@@ -130,8 +130,13 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=self.weights_.dtype)
-        return _ACTIVATIONS[self.activation](X @ self.weights_ + self.bias_)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        # The product in float64, rounded once to the output's dtype: a
+        # float32 GEMM may round a row differently with its position in the
+        # batch, and a row's features should not depend on its neighbours.
+        Z = np.asarray(X, dtype=np.float64) @ self.weights_.astype(np.float64)
+        Z += self.bias_
+        return _ACTIVATIONS[self.activation](Z).astype(self.weights_.dtype, copy=False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
