@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["GroupMoments", "chunk_moments", "coarsen", "empty_moments", "merge",
-           "moments_of_rows"]
+           "moments_of_rows", "sorted_moments"]
 
 #: Rows per chunk when a task's moments are computed: bounds the float64
 #: copy (chunk × n_features × 8 bytes) and keeps the scatter a large GEMM.
@@ -102,26 +102,59 @@ def moments_of_rows(X, groups, weights, keys, per_group_scatter=False, chunk_row
 
 
 def chunk_moments(X, groups, w, keys, per_group_scatter=False):
-    """Two-pass moments of one chunk (float64): the means, then the centred scatter."""
-    n_keys = len(keys)
-    counts = np.bincount(groups, weights=w, minlength=n_keys)
-    present = np.flatnonzero(counts > 0)
+    """Two-pass moments of one chunk (float64): the means, then the centred scatter.
+
+    Sorts the rows by group (a copy) and hands them to :func:`sorted_moments`.
+    """
+    order = np.argsort(groups, kind="stable")
+    return sorted_moments(np.array(X[order], dtype=np.float64), groups[order], w[order], keys,
+                          per_group_scatter)
+
+
+def sorted_moments(X, groups, w, keys, per_group_scatter=False):
+    """Moments of rows sorted by group, centring X in place.
+
+    Each group is a contiguous block, so its sum is one ``reduceat`` pass
+    and its centring a broadcast subtraction on the block: no gathered
+    copy of the means. The scatter of the centred rows is then one
+    symmetric product (BLAS ``syrk``) for all groups.
+
+    Parameters
+    ----------
+    X : ndarray of float64 of shape (n_samples, n_features)
+        Writable; overwritten with the centred (and √w-scaled) rows.
+    groups : ndarray of int of shape (n_samples,)
+        Non-decreasing indices into ``keys``.
+    w : ndarray of shape (n_samples,)
+    keys, per_group_scatter
+        As in :func:`moments_of_rows`.
+
+    Returns
+    -------
+    GroupMoments
+    """
     d = X.shape[1]
-    if present.size == 0:
+    if len(X) == 0:
         return empty_moments(d, per_group_scatter)
-    indicator = np.zeros((n_keys, len(X)))
-    indicator[groups, np.arange(len(X))] = w
-    means = np.zeros((n_keys, d))
-    means[present] = (indicator @ X)[present] / counts[present, None]
-    centred = (X - means[groups]) * np.sqrt(w)[:, None]
-    scatter = centred.T @ centred
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    bounds = np.r_[starts, len(X)]
+    blocks = list(zip(bounds[:-1], bounds[1:]))
+    counts = np.add.reduceat(w, starts)
+    present = counts > 0
+    # A weighted sum of a block's rows is a matrix-vector product.
+    means = np.array([w[a:b] @ X[a:b] for a, b in blocks]) / np.where(present, counts, 1.0)[:, None]
+    for (a, b), mean in zip(blocks, means):
+        X[a:b] -= mean
+    if not np.all(w == 1):
+        X *= np.sqrt(w)[:, None]
+    scatter = X.T @ X
     group_scatter = None
     if per_group_scatter:
-        group_scatter = np.stack(
-            [centred[groups == g].T @ centred[groups == g] for g in present]
-        )
+        group_scatter = np.stack([X[a:b].T @ X[a:b] for a, b in blocks])
+        group_scatter = group_scatter[present]
     return GroupMoments(
-        tuple(keys[g] for g in present), counts[present], means[present], scatter, group_scatter,
+        tuple(keys[g] for g in groups[starts][present]), counts[present], means[present],
+        scatter, group_scatter,
     )
 
 

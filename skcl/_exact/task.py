@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from .holdout import held_out
-from .moments import CHUNK_ROWS, chunk_moments, empty_moments, merge
+from .moments import CHUNK_ROWS, empty_moments, merge, sorted_moments
 
 __all__ = ["is_dask_array", "task_moments", "dask_task_moments"]
 
@@ -59,15 +59,22 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     learned = held = empty_moments(X.shape[1], per_group_scatter)
     for start in range(0, len(X), CHUNK_ROWS):
         chunk = np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64)
-        if not np.isfinite(chunk).all():
-            raise ValueError("Input X contains NaN or infinity.")
         groups, w = y[start:start + CHUNK_ROWS], weights[start:start + CHUNK_ROWS]
         out = held_out(chunk, fraction, seed)
-        if out.any():
-            held = merge(held, chunk_moments(chunk[out], groups[out], w[out], keys,
-                                             per_group_scatter))
-            chunk, groups, w = chunk[~out], groups[~out], w[~out]
-        learned = merge(learned, chunk_moments(chunk, groups, w, keys, per_group_scatter))
+        # One gather puts the learned rows first and the held-out rows
+        # last, each sorted by group: both sides are contiguous blocks.
+        order = np.lexsort((groups, out))
+        rows, groups, w = chunk[order], groups[order], w[order]
+        n_learned = len(order) - int(out.sum())
+        learned = merge(learned, sorted_moments(rows[:n_learned], groups[:n_learned],
+                                                w[:n_learned], keys, per_group_scatter))
+        held = merge(held, sorted_moments(rows[n_learned:], groups[n_learned:],
+                                          w[n_learned:], keys, per_group_scatter))
+    # A NaN or an infinity anywhere in X reaches its group's mean and the
+    # scatter: checking those spares a pass over X.
+    for moments in (learned, held):
+        if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
+            raise ValueError("Input X contains NaN or infinity (or values too large to square).")
     return learned, held
 
 
