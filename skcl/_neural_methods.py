@@ -103,6 +103,7 @@ class NCClassifier(BaseSequentialClassifier):
         "consolidator_l2": [positive_real],
         "consolidator_target_size": [positive_int, None],
     }
+    _warns_on_single_class_task = True
 
     def __init__(
         self,

@@ -22,6 +22,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
         **BaseSequentialClassifier._parameter_constraints,
         "alpha": [positive_real],
     }
+    _warns_on_single_class_task = True
 
     def __init__(
         self,
