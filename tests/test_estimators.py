@@ -346,3 +346,38 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
         vi = GVCLClassifier(n_epochs=2, random_state=0).partial_fit(*iris.train[0],
                                                                     classes=iris.classes)
     assert not isinstance(vi.consolidation_, _PendingFold)
+
+
+def test_a_single_class_task_warns_once_per_estimator_class(monkeypatch):
+    import warnings
+
+    from skcl import _base
+    from skcl.datasets import load_ci_split_iris
+
+    monkeypatch.setattr(_base, "_SINGLE_CLASS_WARNED", set())
+    data = load_ci_split_iris()  # one species per task
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for cls in [AQCClassifier, AQCClassifier, FineTuningClassifier]:
+            clf = cls(n_epochs=1, random_state=0)
+            for X, y in data.train:
+                clf.partial_fit(X, y, classes=data.classes)
+        X = np.concatenate([data.train[0][0], data.train[1][0]])
+        y = np.concatenate([data.train[0][1], data.train[1][1]])
+        EWCClassifier(n_epochs=1, random_state=0).partial_fit(X, y, classes=data.classes)
+    shown = [w for w in record if issubclass(w.category, _base.SingleClassTaskWarning)]
+    assert len(shown) == 1  # not again, not for fine-tuning, not for two classes
+    message = str(shown[0].message)
+    assert message.startswith("AQCClassifier: a task with a single class")
+    assert "GaussianDiscriminantClassifier" in message and "SequenceGridSearch" in message
+    assert shown[0].filename == __file__  # points at the user's partial_fit call
+
+
+def test_each_gradient_estimator_says_what_its_defaults_give():
+    from skcl import NCClassifier
+
+    for cls in [AQCClassifier, EWCClassifier, SIClassifier, NCClassifier, JointClassifier]:
+        doc = " ".join(cls.__doc__.split())
+        assert "The defaults are the paper's settings for Iris and Wine" in doc
+        assert "% on CI Split Iris" in doc and "GaussianDiscriminantClassifier" in doc
+        assert doc.index("The defaults are") < doc.index("Parameters ----------")
