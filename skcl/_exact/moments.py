@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["GroupMoments", "chunk_moments", "coarsen", "empty_moments", "merge",
-           "moments_of_rows", "sorted_moments"]
+__all__ = ["Accumulator", "GroupMoments", "coarsen", "empty_moments", "merge",
+           "moments_of_rows"]
 
 #: Rows per chunk when a task's moments are computed: bounds the float64
 #: copy (chunk × n_features × 8 bytes) and keeps the scatter a large GEMM.
@@ -90,72 +90,95 @@ def moments_of_rows(X, groups, weights, keys, per_group_scatter=False, chunk_row
     GroupMoments
     """
     X = np.asarray(X)
-    total = empty_moments(X.shape[1], per_group_scatter)
-    for start in range(0, max(len(X), 1), chunk_rows):
-        stop = start + chunk_rows
-        chunk = chunk_moments(
-            np.asarray(X[start:stop], dtype=np.float64), groups[start:stop],
-            np.asarray(weights[start:stop], dtype=np.float64), keys, per_group_scatter,
-        )
-        total = merge(total, chunk)
-    return total
+    total = Accumulator(X.shape[1], keys, per_group_scatter)
+    for start in range(0, len(X), chunk_rows):
+        rows = slice(start, start + chunk_rows)
+        order = np.argsort(groups[rows], kind="stable")
+        total.add_sorted(np.array(X[rows][order], dtype=np.float64), groups[rows][order],
+                         np.asarray(weights[rows], dtype=np.float64)[order])
+    return total.moments()
 
 
-def chunk_moments(X, groups, w, keys, per_group_scatter=False):
-    """Two-pass moments of one chunk (float64): the means, then the centred scatter.
+class Accumulator:
+    """Moments of rows added block by block, the scatter summed in place.
 
-    Sorts the rows by group (a copy) and hands them to :func:`sorted_moments`.
-    """
-    order = np.argsort(groups, kind="stable")
-    return sorted_moments(np.array(X[order], dtype=np.float64), groups[order], w[order], keys,
-                          per_group_scatter)
-
-
-def sorted_moments(X, groups, w, keys, per_group_scatter=False):
-    """Moments of rows sorted by group, centring X in place.
-
-    Each group is a contiguous block, so its sum is one ``reduceat`` pass
-    and its centring a broadcast subtraction on the block: no gathered
-    copy of the means. The scatter of the centred rows is then one
-    symmetric product (BLAS ``syrk``) for all groups.
+    Each block's rows, sorted by group, are centred on their group's mean
+    (two passes) and their scatter added into one float64 D×D buffer,
+    together with the pairwise update's n_a n_b / (n_a + n_b) δδᵀ for every
+    group seen before. (numpy's ``X.T @ X`` is BLAS ``syrk``; SciPy's own
+    BLAS, called in place, fights numpy's for the cores.)
 
     Parameters
     ----------
-    X : ndarray of float64 of shape (n_samples, n_features)
-        Writable; overwritten with the centred (and √w-scaled) rows.
-    groups : ndarray of int of shape (n_samples,)
-        Non-decreasing indices into ``keys``.
-    w : ndarray of shape (n_samples,)
-    keys, per_group_scatter
-        As in :func:`moments_of_rows`.
-
-    Returns
-    -------
-    GroupMoments
+    n_features : int
+    keys : sequence of hashable
+        The groups a row's index may refer to.
+    per_group_scatter : bool
     """
-    d = X.shape[1]
-    if len(X) == 0:
-        return empty_moments(d, per_group_scatter)
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-    bounds = np.r_[starts, len(X)]
-    blocks = list(zip(bounds[:-1], bounds[1:]))
-    counts = np.add.reduceat(w, starts)
-    present = counts > 0
-    # A weighted sum of a block's rows is a matrix-vector product.
-    means = np.array([w[a:b] @ X[a:b] for a, b in blocks]) / np.where(present, counts, 1.0)[:, None]
-    for (a, b), mean in zip(blocks, means):
-        X[a:b] -= mean
-    if not np.all(w == 1):
-        X *= np.sqrt(w)[:, None]
-    scatter = X.T @ X
-    group_scatter = None
-    if per_group_scatter:
-        group_scatter = np.stack([X[a:b].T @ X[a:b] for a, b in blocks])
-        group_scatter = group_scatter[present]
-    return GroupMoments(
-        tuple(keys[g] for g in groups[starts][present]), counts[present], means[present],
-        scatter, group_scatter,
-    )
+
+    def __init__(self, n_features, keys, per_group_scatter=False):
+        d = int(n_features)
+        self.keys = list(keys)
+        self.counts = np.zeros(len(self.keys))
+        self.means = np.zeros((len(self.keys), d))
+        self.scatter = np.zeros((d, d))
+        self.group_scatter = (
+            [np.zeros((d, d)) for _ in self.keys] if per_group_scatter else None
+        )
+
+    def add_sorted(self, X, groups, w):
+        """Add rows sorted by group; X (float64, writable) is centred in place.
+
+        Parameters
+        ----------
+        X : ndarray of float64 of shape (n_rows, n_features)
+        groups : ndarray of int of shape (n_rows,)
+            Non-decreasing indices into ``keys``.
+        w : ndarray of shape (n_rows,)
+        """
+        if len(X) == 0:
+            return
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        blocks = list(zip(starts, np.r_[starts[1:], len(X)]))
+        counts = np.add.reduceat(w, starts)
+        unit = bool(np.all(w == 1))
+        for (a, b), g, n_b in zip(blocks, groups[starts], counts):
+            if n_b <= 0:
+                X[a:b] = 0.0  # weightless rows count for nothing
+                continue
+            # A weighted sum of a block's rows is a matrix-vector product.
+            mean = (w[a:b] @ X[a:b]) / n_b
+            X[a:b] -= mean
+            if not unit:
+                X[a:b] *= np.sqrt(w[a:b])[:, None]
+            n_a = self.counts[g]
+            if n_a > 0:
+                delta = mean - self.means[g]
+                shift = n_a * n_b / (n_a + n_b)
+                outer = shift * np.outer(delta, delta)
+                self.scatter += outer
+                if self.group_scatter is not None:
+                    self.group_scatter[g] += outer
+                self.means[g] += delta * (n_b / (n_a + n_b))
+            else:
+                self.means[g] = mean
+            self.counts[g] = n_a + n_b
+            if self.group_scatter is not None:
+                self.group_scatter[g] += X[a:b].T @ X[a:b]
+        self.scatter += X.T @ X
+
+    def moments(self):
+        """The moments so far (groups with weight, in the order of ``keys``)."""
+        present = np.flatnonzero(self.counts > 0)
+        group_scatter = None
+        if self.group_scatter is not None:
+            d = self.scatter.shape[0]
+            group_scatter = np.array([self.group_scatter[g] for g in present])
+            group_scatter = group_scatter.reshape(len(present), d, d)
+        return GroupMoments(
+            tuple(self.keys[g] for g in present), self.counts[present].copy(),
+            self.means[present].copy(), self.scatter.copy(), group_scatter,
+        )
 
 
 def merge(a, b):

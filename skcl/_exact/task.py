@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from .holdout import held_out
-from .moments import CHUNK_ROWS, empty_moments, merge, sorted_moments
+from .moments import CHUNK_ROWS, Accumulator, merge
 
 __all__ = ["is_dask_array", "task_moments", "dask_task_moments"]
 
@@ -54,22 +54,32 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         When X holds NaN or infinite values.
     """
     X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
     y = np.asarray(y)
     weights = np.asarray(sample_weight, dtype=np.float64)
-    learned = held = empty_moments(X.shape[1], per_group_scatter)
+    learned, held = (Accumulator(X.shape[1], keys, per_group_scatter) for _ in range(2))
+    # Two buffers reused by every chunk: a fresh 100 MB array per chunk
+    # costs more in page faults than the copy itself.
+    size = (min(CHUNK_ROWS, len(X)), X.shape[1])
+    converted = None if X.dtype == np.float64 else np.empty(size)
+    gathered = np.empty(size)
     for start in range(0, len(X), CHUNK_ROWS):
-        chunk = np.asarray(X[start:start + CHUNK_ROWS], dtype=np.float64)
+        chunk = X[start:start + CHUNK_ROWS]
+        if converted is not None:
+            chunk = converted[:len(chunk)]
+            np.copyto(chunk, X[start:start + CHUNK_ROWS])
         groups, w = y[start:start + CHUNK_ROWS], weights[start:start + CHUNK_ROWS]
         out = held_out(chunk, fraction, seed)
         # One gather puts the learned rows first and the held-out rows
         # last, each sorted by group: both sides are contiguous blocks.
         order = np.lexsort((groups, out))
-        rows, groups, w = chunk[order], groups[order], w[order]
+        rows = np.take(chunk, order, axis=0, out=gathered[:len(order)])
+        groups, w = groups[order], w[order]
         n_learned = len(order) - int(out.sum())
-        learned = merge(learned, sorted_moments(rows[:n_learned], groups[:n_learned],
-                                                w[:n_learned], keys, per_group_scatter))
-        held = merge(held, sorted_moments(rows[n_learned:], groups[n_learned:],
-                                          w[n_learned:], keys, per_group_scatter))
+        learned.add_sorted(rows[:n_learned], groups[:n_learned], w[:n_learned])
+        held.add_sorted(rows[n_learned:], groups[n_learned:], w[n_learned:])
+    learned, held = learned.moments(), held.moments()
     # A NaN or an infinity anywhere in X reaches its group's mean and the
     # scatter: checking those spares a pass over X.
     for moments in (learned, held):
