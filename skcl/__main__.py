@@ -36,7 +36,8 @@ _SEQUENCES = [
     "di-split-fashion-mnist", "di-split-ham6", "di-split-mnist", "di-split-mnist-mlp",
 ]
 _GROUPS = ["classical", "fashion-mnist", "images", "mnist", "mnist-mlp"]
-_METHOD_KEYS = ["joint", "fine-tuning", "g-vcl", "gm-vcl", "g-sfsvi", "ewc", "si", "aqc", "nc"]
+_METHOD_KEYS = ["joint", "fine-tuning", "g-vcl", "gm-vcl", "g-sfsvi", "ewc", "si", "aqc", "nc",
+                "exact-gaussian", "exact-least-squares", "gaussiannb", "sgd-log-loss"]
 _PRETRAINING = ["bcn-12", "cifar-100", "emnist-letters", "fashion-mnist", "mnist"]
 # Sequences and pre-training tasks read from ISIC images, which need pillow.
 _ISIC = {"ci-split-ham8", "di-split-ham6", "bcn-12"}
@@ -141,6 +142,10 @@ def _parser():
                           "table shows each cell's mean ± sample standard deviation over the "
                           "seeds and how many reach the paper's number; the CSV and JSON keep "
                           "every seed, plus a <sequence>_summary.csv (default: 1)")
+    rep.add_argument("--defaults", action="store_true",
+                     help="run every method at its defaults with the column's training "
+                          "settings and no grid search: no validation sequence of future "
+                          "tasks (default: the paper's protocol, each grid chosen on it)")
     rep.add_argument("--figure", action="store_true",
                      help="also draw Figure 2 (runs CI Split 2D Iris if needed; needs "
                           "matplotlib: pip install 'skcl[plot]')")
@@ -363,18 +368,19 @@ def _reproduce(args):
 def _run(args, rp, methods, figure, extra_columns):
     # One seed: the call, the files and the table as before --seeds existed.
     seeds = {"n_seeds": args.seeds} if args.seeds > 1 else {}
+    protocol = "defaults" if args.defaults else "tuned"
     start = time.perf_counter()
     try:
         rows, models = rp.reproduce(
             args.sequence, args.model, methods, n_jobs=args.n_jobs, random_state=args.seed,
             **seeds, verbose=int(args.verbose), root=args.data_dir, download=args.download,
             pretraining=args.pretrain, extractor_weights=args.extractor_weights,
-            cache_dir=args.output,
+            cache_dir=args.output, protocol=protocol,
         )
         for seq, mod in extra_columns:
             extra_rows, models[seq, mod] = rp.run_column(
                 seq, mod, methods, n_jobs=args.n_jobs, random_state=args.seed, **seeds,
-                verbose=int(args.verbose),
+                verbose=int(args.verbose), protocol=protocol,
             )
             rows += extra_rows
     except (FileNotFoundError, ImportError, ValueError) as exc:
@@ -387,7 +393,7 @@ def _run(args, rp, methods, figure, extra_columns):
         meta={"command": "skcl reproduce " + args.sequence, "model": args.model,
               "seed": args.seed, **({"seeds": list(range(args.seed, args.seed + args.seeds))}
                                     if args.seeds > 1 else {}),
-              "n_jobs": args.n_jobs, "wall_time_s": elapsed},
+              "n_jobs": args.n_jobs, "protocol": protocol, "wall_time_s": elapsed},
     )
     if _has_module("matplotlib"):
         paths["matrices"] = _write_accuracy_matrices(rows, output / f"{args.sequence}_accuracy_matrices.png")

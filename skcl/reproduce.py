@@ -38,16 +38,20 @@ import logging
 import numbers
 import platform
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
 from . import datasets
+from ._base import SingleClassTaskWarning
 from .metrics import average_forgetting, expected_calibration_error, task_accuracies, task_scores
 from .model_selection import SequenceGridSearch, learn_task_sequence
+from .model_selection._sequence import is_skcl_classifier
 from .pipeline import make_pipeline
 
 logger = logging.getLogger("skcl.reproduce")
@@ -98,6 +102,12 @@ class Method:
         Table I(a)'s test final average accuracy (%) by column label.
     reference : dict
         The paper's public code run on a 2-core CPU (REFERENCE-RESULTS).
+    params : dict
+        Constructor parameters every run sets (e.g. SGD's log loss).
+    origin : {"paper", "skcl", "scikit-learn"}
+        A row of Table I, or a baseline the paper does not have: skcl's
+        exact family, or scikit-learn's incremental estimators (learned by
+        ``partial_fit`` with no search). The table marks the last two.
 
     Examples
     --------
@@ -116,11 +126,18 @@ class Method:
     param_grid: dict = field(default_factory=dict)
     paper: dict = field(default_factory=dict)
     reference: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    origin: str = "paper"
 
     @property
     def key(self):
-        """Command-line name: lower case, e.g. "aqc", "fine-tuning"."""
-        return self.name.lower()
+        """Command-line name: lower case, e.g. "aqc", "fine-tuning", "exact-gaussian"."""
+        return self.name.lower().replace(" ", "-")
+
+    @property
+    def label(self):
+        """The name in a table: marked † for skcl's baselines, ‡ for scikit-learn's."""
+        return self.name + {"paper": "", "skcl": " †", "scikit-learn": " ‡"}[self.origin]
 
     def resolve(self):
         """The estimator class, or None when this build of skcl lacks it.
@@ -150,7 +167,10 @@ _T = 100 / 3  # 33.33 %: only the last task's class is ever predicted
 
 #: Table I's rows in the paper's order, one :class:`Method` each: Joint,
 #: Fine-tuning, G-VCL, GM-VCL, G-SFSVI, EWC, SI, AQC and NC, with their
-#: appendix-D grids and the numbers of the paper and of its public code.
+#: appendix-D grids and the numbers of the paper and of its public code;
+#: then the baselines the paper does not have (``origin``): skcl's exact
+#: Gaussian and least-squares classifiers, scikit-learn's GaussianNB and
+#: SGDClassifier(loss="log_loss").
 METHODS = (
     Method("Joint", "JointClassifier", {},
            _row(96.6667, 100.0, 91.1111, 91.1111,
@@ -184,6 +204,15 @@ METHODS = (
            _row(93.3333, 63.3333, 62.6984, 48.2540,
                 images=(77.5334, 40.2500, 24.1040, 89.9168, 93.8000, 62.2400)),
            _row(93.33, 50.0, 58.41, 40.56, 86.67, 90.0)),
+    # Not in the paper: what a practitioner would try first. The exact
+    # family keeps L_{t-1} exactly (no grid: its one hyperparameter comes
+    # from held-out sums); scikit-learn's incremental estimators by
+    # partial_fit, at their defaults.
+    Method("Exact Gaussian", "GaussianDiscriminantClassifier", origin="skcl"),
+    Method("Exact least squares", "LeastSquaresClassifier", origin="skcl"),
+    Method("GaussianNB", "sklearn.naive_bayes:GaussianNB", origin="scikit-learn"),
+    Method("SGD log loss", "sklearn.linear_model:SGDClassifier", params={"loss": "log_loss"},
+           origin="scikit-learn"),
 )
 
 
@@ -577,7 +606,7 @@ def _transform_tasks(extractor, tasks):
 
 def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
                log=None, verbose=0, root=None, download=False, pretraining=None,
-               extractor=None):
+               extractor=None, protocol="tuned"):
     """Run the protocol for one column of Table I.
 
     Parameters
@@ -619,6 +648,12 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     extractor : tuple, default=None
         Image sequences: an ``(extractor, info)`` pair from
         :func:`pretrained_extractor` to use instead of pre-training here.
+    protocol : {"tuned", "defaults"}, default="tuned"
+        The paper's protocol (each method's grid chosen on the validation
+        sequence), or every method at its defaults with the column's
+        training settings and no search (the validation sequence is only
+        scored): what a user gets without a validation sequence of future
+        tasks.
 
     Returns
     -------
@@ -659,6 +694,7 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     seq = SEQUENCES[sequence]
     label = column_label(sequence, model)
     seeds = _seeds(random_state, n_seeds)
+    _check_protocol(protocol)
     several = len(seeds) > 1
     common = {"sequence": sequence, "model": model, "column": label}
     if seq.pretraining:
@@ -703,8 +739,12 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
         for seed in seeds:
             row = {**base, **({"seed": seed} if several else {}), "paper": paper,
                    "reference": reference}
-            best, search = _run_method(row, cls, method, seq, model, seed, data.classes,
-                                       (train, validation, test), n_jobs=n_jobs, verbose=verbose)
+            with warnings.catch_warnings():
+                # The protocol runs one-class tasks on purpose (CI Split Iris).
+                warnings.simplefilter("ignore", SingleClassTaskWarning)
+                best, search = _run_method(row, cls, method, seq, model, seed, data.classes,
+                                           (train, validation, test), n_jobs=n_jobs,
+                                           verbose=verbose, protocol=protocol)
             method_rows.append(row)
             if method.name not in models:  # the first seed's
                 models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
@@ -730,6 +770,14 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     return rows, models
 
 
+PROTOCOLS = ("tuned", "defaults")
+
+
+def _check_protocol(protocol):
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {list(PROTOCOLS)}, got {protocol!r}.")
+
+
 def _seeds(random_state, n_seeds):
     """The seeds ``random_state, random_state + 1, …`` of ``n_seeds`` runs."""
     if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral) or n_seeds < 1:
@@ -744,39 +792,75 @@ def _seeds(random_state, n_seeds):
     return [int(random_state) + i for i in range(n_seeds)]
 
 
-def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_jobs, verbose):
+def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_jobs, verbose,
+                protocol="tuned"):
     """The protocol for one method and one seed; fills ``row`` in place.
 
+    ``protocol="defaults"`` leaves the grid out: the estimator as
+    constructed, with the column's training settings, and the validation
+    sequence only scored. An estimator outside skcl (scikit-learn's) is
+    learned by ``partial_fit`` without a search, as a user would.
+
     Returns the selected estimator (fitted on the training sequence) and
-    the fitted search.
+    the fitted search (or its stand-in).
     """
     train, validation, test = sequences
-    estimator = cls()
+    estimator = cls(**method.params)
     settings = dict(seq.settings(model), random_state=seed)
     fixed = seq.method_settings.get(method.name, {})
     settings.update(fixed)
     if fixed:
         row["settings"] = dict(fixed)
+    skcl_estimator = is_skcl_classifier(estimator)
+    if not skcl_estimator:
+        # The settings are skcl's vocabulary (SGD's learning_rate is a
+        # schedule's name): scikit-learn's estimators keep their defaults.
+        settings = {"random_state": seed}
+    # Only the settings the estimator takes: the exact family has no
+    # learning rate, GaussianNB no random_state.
     accepted = estimator.get_params()
     estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
     start = time.perf_counter()
     grid = {**method.param_grid, **seq.method_grids.get(method.name, {})}
-    search = SequenceGridSearch(
-        estimator, grid, n_jobs=n_jobs, verbose=verbose,
-        task_scoring={"log_loss": log_loss, "ece": expected_calibration_error},
-    )
-    search.fit(train, validation, classes=classes)
-    elapsed = time.perf_counter() - start
+    if protocol == "defaults":
+        grid = {}
+    # Log loss and calibration need probabilities (least squares has none).
+    probabilistic = hasattr(estimator, "predict_proba")
+    scoring = {"log_loss": log_loss, "ece": expected_calibration_error} if probabilistic else {}
+    if skcl_estimator:
+        search = SequenceGridSearch(estimator, grid, n_jobs=n_jobs, verbose=verbose,
+                                    task_scoring=scoring or None)
+        search.fit(train, validation, classes=classes)
+        return _evaluate(row, method, search, sequences, classes, probabilistic, protocol,
+                         time.perf_counter() - start)
+    # scikit-learn's warn of classes not seen yet (GaussianNB: log of a zero
+    # prior), as a class-incremental sequence has: expected, so silenced.
+    with np.errstate(divide="ignore"):
+        search = _learned_without_search(estimator, train, validation, classes, scoring)
+        return _evaluate(row, method, search, sequences, classes, probabilistic, protocol,
+                         time.perf_counter() - start)
+
+
+def _evaluate(row, method, search, sequences, classes, probabilistic, protocol, elapsed):
+    """Score the selected estimator on the test sequence; fill ``row``.
+
+    Returns the estimator and the search, as :func:`_run_method`.
+    """
+    train, _, test = sequences
     best = search.best_estimator_
     test_accuracies = task_accuracies(best, test)
-    test_log_loss = task_scores(best, test, log_loss)
-    test_ece = task_scores(best, test, expected_calibration_error)
+    nan = [float("nan")] * len(test)
+    test_log_loss = task_scores(best, test, log_loss) if probabilistic else nan
+    test_ece = task_scores(best, test, expected_calibration_error) if probabilistic else nan
     # The chosen parameters again, evaluated on the test sequence after
     # every task: the test accuracy matrix, for forgetting and its figure.
-    R = learn_task_sequence(clone(best), train, test, classes=classes)
+    R = _accuracy_matrix(best, train, test, classes)
     results = search.cv_results_
+    no_scores = [float("nan")] * len(results["params"])
     row.update(
         available=True,
+        protocol=protocol,
+        origin=method.origin,
         best_params=search.best_params_,
         validation=100 * search.best_score_,
         test=100 * float(np.mean(test_accuracies)),
@@ -795,8 +879,8 @@ def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_job
             for p, s, ll, e, t in zip(
                 results["params"],
                 results["mean_test_score"],
-                results["validation_log_loss"],
-                results["validation_ece"],
+                results.get("validation_log_loss", no_scores),
+                results.get("validation_ece", no_scores),
                 results["mean_fit_time"],
             )
         ],
@@ -804,9 +888,46 @@ def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_job
     return best, search
 
 
+def _accuracy_matrix(estimator, train, test, classes):
+    """A fresh copy of ``estimator`` learns ``train``, evaluated on ``test`` after each task."""
+    if is_skcl_classifier(estimator):
+        return learn_task_sequence(clone(estimator), train, test, classes=classes)
+    return _partial_fit_sequence(clone(estimator), train, classes, evaluate=test)
+
+
+def _partial_fit_sequence(estimator, train, classes, evaluate=None):
+    """``partial_fit`` task by task (any classifier); the accuracy matrix on ``evaluate``.
+
+    ``R[i, j]`` is the accuracy on task ``i`` of ``evaluate`` after the
+    training tasks ``0..j``, as :func:`~skcl.model_selection.learn_task_sequence`
+    gives for skcl's classifiers (which it alone accepts).
+    """
+    R = np.full((len(train), len(train)), np.nan)
+    for j, (X, y) in enumerate(train):
+        estimator.partial_fit(X, y, classes=classes)
+        if evaluate is not None:
+            R[:, j] = task_accuracies(estimator, evaluate)
+    return R
+
+
+def _learned_without_search(estimator, train, validation, classes, scoring):
+    """One candidate, learned by ``partial_fit``, laid out as a search's results."""
+    start = time.perf_counter()
+    fitted = clone(estimator)
+    _partial_fit_sequence(fitted, train, classes)
+    fit_time = time.perf_counter() - start
+    score = float(np.mean(task_accuracies(fitted, validation)))
+    results = {"params": [{}], "mean_test_score": [score], "mean_fit_time": [fit_time]}
+    for name, function in scoring.items():
+        results[f"validation_{name}"] = [float(np.mean(task_scores(fitted, validation,
+                                                                   function)))]
+    return SimpleNamespace(best_estimator_=fitted, best_params_={}, best_score_=score,
+                           cv_results_=results)
+
+
 def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
               log=None, verbose=0, root=None, download=False, pretraining=None,
-              extractor_weights=None, cache_dir=None):
+              extractor_weights=None, cache_dir=None, protocol="tuned"):
     """Run every column of ``sequence`` (see :func:`columns_for`).
 
     Image sequences pre-train their extractor once per pre-training task
@@ -816,7 +937,8 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
     With ``n_seeds`` > 1 every column runs the protocol for the seeds
     ``random_state, …, random_state + n_seeds - 1`` (see
     :func:`run_column`); the extractors are pre-trained once, with
-    ``random_state``, and shared by every seed.
+    ``random_state``, and shared by every seed. ``protocol`` is
+    :func:`run_column`'s.
 
     Returns
     -------
@@ -855,6 +977,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
             f"{sequence!r} uses {sorted(set(keys.values())) or 'none'}."
         )
     _seeds(random_state, n_seeds)  # a bad count fails before any work
+    _check_protocol(protocol)
     rows, models, extractors = [], {}, {}
     for seq, mod in columns:
         extractor = None
@@ -869,6 +992,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         column_rows, column_models = run_column(
             seq, mod, methods, n_jobs=n_jobs, random_state=random_state, n_seeds=n_seeds,
             log=log, verbose=verbose, root=root, download=download, extractor=extractor,
+            protocol=protocol,
         )
         rows += column_rows
         models[seq, mod] = column_models
@@ -966,8 +1090,32 @@ def _seed_range(seeds):
     return ", ".join(str(s) for s in seeds)
 
 
+_ORIGIN_MARKS = {"paper": "", "skcl": " †", "scikit-learn": " ‡"}
+
+
+def _label(row):
+    """A row's method as the table shows it: † skcl's baselines, ‡ scikit-learn's."""
+    return row["method"] + _ORIGIN_MARKS[row.get("origin") or _origin(row["method"])]
+
+
+def _origin(name):
+    return next((m.origin for m in METHODS if m.name == name), "paper")
+
+
+def _protocol_note(rows):
+    if any(row.get("protocol") == "defaults" for row in rows):
+        return " at every method's defaults, no validation sequence"
+    return ""
+
+
 def _footnotes(rows):
     lines = []
+    origins = {row.get("origin") or _origin(row["method"]) for row in rows}
+    if "skcl" in origins:
+        lines.append("† not in the paper: skcl's exact family, L_{t-1} kept as sums, "
+                     "no grid (its one hyperparameter from held-out sums).")
+    if "scikit-learn" in origins:
+        lines.append("‡ not in the paper: scikit-learn's, by partial_fit at its defaults.")
     for column in dict.fromkeys(row["column"] for row in rows):
         row = next(r for r in rows if r["column"] == column)
         if "pretraining" in row:
@@ -986,12 +1134,13 @@ def _format_seeds_table(rows):
     summary = summarize(rows)
     seeds = [row["seed"] for row in rows if "seed" in row]
     col_width = max(len("column"), *(len(c["column"]) for c in summary))
-    name_width = max(len("method"), *(len(c["method"]) for c in summary))
+    labels = {row["method"]: _label(row) for row in rows}
+    name_width = max(len("method"), *(len(labels[c["method"]]) for c in summary))
     header = ["mean ±    sd", "min", "max", "paper", "ref", "≥ paper"]
     widths = [len("100.00 ± 100.00"), 6, 6, 6, 6, 7]
     lines = [
-        f"Test final average accuracy (%) over {len(set(seeds))} seeds ({_seed_range(seeds)}): "
-        "mean ± sample standard deviation,",
+        f"Test final average accuracy (%){_protocol_note(rows)} over {len(set(seeds))} seeds "
+        f"({_seed_range(seeds)}): mean ± sample standard deviation,",
         "min and max; paper: Table I (one seed); ref: the paper's code on 2 cores (one seed);",
         "≥ paper: the seeds whose accuracy reaches the paper's number",
         "  ".join([
@@ -1012,7 +1161,7 @@ def _format_seeds_table(rows):
             values, reach = ["n/a", "", ""], ""
         values += [_fmt(cell["paper"]), _fmt(cell["reference"]), reach]
         lines.append("  ".join([
-            label.ljust(col_width), cell["method"].ljust(name_width),
+            label.ljust(col_width), labels[cell["method"]].ljust(name_width),
             *(v.rjust(w) for v, w in zip(values, widths)),
         ]).rstrip())
     return "\n".join(lines + _footnotes(rows))
@@ -1067,18 +1216,19 @@ def format_table(rows):
     if _several_seeds(rows):
         return _format_seeds_table(rows)
     columns = list(dict.fromkeys(row["column"] for row in rows))
-    methods = list(dict.fromkeys(row["method"] for row in rows))
+    methods = list(dict.fromkeys(_label(row) for row in rows))
     cells = {}
     for row in rows:
         ours = _fmt(row.get("test")) if row["available"] else "n/a"
-        cells[row["method"], row["column"]] = (
+        cells[_label(row), row["column"]] = (
             f"{ours} / {_fmt(row['paper'])} / {_fmt(row['reference'])}"
         )
     subheader = "ours / paper / ref"
     width = max(len(text) for text in [subheader, *columns, *cells.values()])
     name_width = max(len("method"), *(len(m) for m in methods))
     lines = [
-        "Test final average accuracy (%): ours / paper's Table I / paper's code on 2 cores",
+        f"Test final average accuracy (%){_protocol_note(rows)}: ours / paper's Table I / "
+        "paper's code on 2 cores",
         "  ".join(["method".ljust(name_width)] + [c.center(width) for c in columns]),
         "  ".join([" " * name_width] + [subheader.center(width)] * len(columns)),
     ]
@@ -1091,8 +1241,8 @@ def format_table(rows):
 
 
 _CSV_FIELDS = [
-    "sequence", "model", "column", "method", "available", "best_params", "validation",
-    "test", "test_task_accuracies", "test_forgetting", "test_log_loss", "test_task_log_loss",
+    "sequence", "model", "column", "method", "origin", "protocol", "available", "best_params",
+    "validation", "test", "test_task_accuracies", "test_forgetting", "test_log_loss", "test_task_log_loss",
     "test_ece", "test_task_ece", "paper", "reference", "n_candidates", "search_time_s",
     "pretraining", "paper_pretraining", "transform_time_s", "settings",
 ]

@@ -18,7 +18,8 @@ from skcl.datasets import load_ci_split_2d_iris
 def test_registry_holds_table_one_with_the_appendix_d_grids():
     names = [m.name for m in rp.METHODS]
     assert names == ["Joint", "Fine-tuning", "G-VCL", "GM-VCL", "G-SFSVI", "EWC", "SI", "AQC",
-                     "NC"]
+                     "NC", "Exact Gaussian", "Exact least squares", "GaussianNB", "SGD log loss"]
+    assert [m.origin for m in rp.METHODS] == ["paper"] * 9 + ["skcl"] * 2 + ["scikit-learn"] * 2
     grids = {m.name: m.param_grid for m in rp.METHODS}
     lambdas = [1, 10, 100, 1000, 10000]
     assert grids["EWC"] == grids["AQC"] == {"alpha": lambdas}
@@ -32,8 +33,12 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
     # Every estimator this build has is resolved; the others are None.
     import skcl
 
-    for method in rp.METHODS:
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.naive_bayes import GaussianNB
+
+    for method in rp.METHODS[:11]:
         assert method.resolve() is getattr(skcl, method.estimator, None)
+    assert [m.resolve() for m in rp.METHODS[11:]] == [GaussianNB, SGDClassifier]
     assert rp.Method("X", "skcl.no_such_module:Clf").resolve() is None
     assert rp.Method("X", FineTuningClassifier).resolve() is FineTuningClassifier
     assert rp.columns_for("classical") == [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),
@@ -404,3 +409,38 @@ def test_n_seeds_must_be_a_positive_integer(n_seeds):
         rp.run_column("ci-split-iris", "sr", [], n_seeds=n_seeds)
     with pytest.raises(ValueError, match="n_seeds must be a positive integer"):
         rp.reproduce("ci-split-iris", "sr", [], n_seeds=n_seeds)
+
+
+def test_baselines_not_in_the_paper_run_beside_it_and_are_marked(tmp_path):
+    methods = rp.select_methods(["aqc", "exact-gaussian", "exact-least-squares", "gaussiannb",
+                                 "sgd-log-loss"])
+    rows, models = rp.run_column("ci-split-iris", "sr", methods)
+    by_name = {row["method"]: row for row in rows}
+    # The exact family keeps every task at its defaults; AQC's grid does not.
+    assert by_name["Exact Gaussian"]["test"] >= 90
+    assert by_name["GaussianNB"]["test"] >= 90  # scikit-learn's, by partial_fit
+    assert by_name["SGD log loss"]["test"] == pytest.approx(100 / 3)  # it forgets
+    assert by_name["Exact Gaussian"]["n_candidates"] == 1
+    assert by_name["GaussianNB"]["origin"] == "scikit-learn"
+    assert models["SGD log loss"].loss == "log_loss"
+    # Least squares has no probabilities: no log loss, no calibration.
+    assert np.isnan(by_name["Exact least squares"]["test_log_loss"])
+    table = rp.format_table(rows)
+    assert "Exact Gaussian †" in table and "GaussianNB ‡" in table
+    assert "‡ not in the paper: scikit-learn's" in table
+    paths = rp.write_results(rows, tmp_path, "iris")
+    assert "scikit-learn" in paths["csv"].read_text()
+
+
+def test_the_defaults_protocol_searches_nothing():
+    methods = rp.select_methods(["aqc", "exact-gaussian"])
+    tuned, _ = rp.run_column("ci-split-iris", "sr", methods)
+    defaults, models = rp.run_column("ci-split-iris", "sr", methods, protocol="defaults")
+    assert [row["n_candidates"] for row in tuned] == [5, 1]
+    assert [row["n_candidates"] for row in defaults] == [1, 1]
+    assert models["AQC"].alpha == 1.0 and defaults[0]["protocol"] == "defaults"
+    assert defaults[0]["test"] == pytest.approx(100 / 3)  # AQC at λ = 1 forgets
+    assert defaults[1]["test"] == tuned[1]["test"]  # nothing to tune
+    assert "at every method's defaults, no validation sequence" in rp.format_table(defaults)
+    with pytest.raises(ValueError, match="protocol"):
+        rp.run_column("ci-split-iris", "sr", methods, protocol="best")

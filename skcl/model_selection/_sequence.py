@@ -193,7 +193,7 @@ def check_sequential_estimator(estimator):
             f"partial_fit call per task.{hint}"
         )
     last = final_estimator(estimator)
-    if not _is_skcl_classifier(last):
+    if not is_skcl_classifier(last):
         raise TypeError(
             f"The final estimator must be an skcl continual-learning classifier "
             f"(e.g. skcl.AQCClassifier), got {type(last).__name__} from module "
@@ -202,7 +202,8 @@ def check_sequential_estimator(estimator):
     return last
 
 
-def _is_skcl_classifier(estimator):
+def is_skcl_classifier(estimator):
+    """Whether ``estimator`` is one of skcl's continual-learning classifiers."""
     if isinstance(estimator, SequentialClassifier):
         return True
     # Estimators of skcl that do not derive from the shared surface
