@@ -4,20 +4,33 @@ Continual learning on images usually runs a fixed feature extractor
 (a CNN pre-trained elsewhere) in front of a classifier that learns one task
 at a time. scikit-learn's :class:`~sklearn.pipeline.Pipeline` chains the
 two, but it has no ``partial_fit``, so it cannot learn a task sequence.
-:class:`Pipeline` adds one: the leading steps are frozen, already fitted
-transformers that only ``transform`` each task, and the final step learns
-the task with its own ``partial_fit``. Everything else is scikit-learn's
-Pipeline unchanged.
+:class:`Pipeline` adds one: the leading steps are frozen transformers that
+only ``transform`` each task (fitted beforehand, or on the first task when
+they come unfitted), and the final step learns the task with its own
+``partial_fit``. Everything else is scikit-learn's Pipeline unchanged.
 """
 
+import copy
+
 from sklearn import pipeline as _sk_pipeline
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._user_interface import _print_elapsed_time
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["Pipeline", "make_pipeline"]
+
+
+def _is_fitted(estimator):
+    """scikit-learn's test of fittedness ('passthrough' and None are)."""
+    if estimator is None or estimator == "passthrough":
+        return True
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
 
 
 def _final_step_has_partial_fit(pipeline):
@@ -33,10 +46,22 @@ class Pipeline(_sk_pipeline.Pipeline):
     Everything scikit-learn's :class:`~sklearn.pipeline.Pipeline` does
     (``fit``, ``predict``, ``get_params``/``set_params``, slicing,
     ``memory``, ``verbose``...) works unchanged; this class adds
-    :meth:`partial_fit` for continual learning. The steps before the last
-    one must already be fitted (for instance a pre-trained feature
-    extractor): ``partial_fit`` only transforms with them and never fits
-    them, then learns the task with the final step's ``partial_fit``.
+    :meth:`partial_fit` for continual learning: the steps before the last
+    one transform the task, then the final step learns it with its own
+    ``partial_fit``. A leading step that is already fitted (a pre-trained
+    feature extractor) is used as it is. One that is not (a
+    ``StandardScaler()``) is fitted on the *first* task's data, by the
+    first ``partial_fit``, and then frozen: later tasks only transform.
+
+    Freezing is what keeps the old tasks: every stand-in for an old loss
+    (AQC's quadratic, EWC's and SI's diagonals, NC's consolidator, a
+    variational posterior, the exact family's sums) is a function of the
+    classifier's parameters acting on the representation those tasks were
+    learned in. A transformer that moves after a task changes what every
+    parameter means, so the stand-ins would protect the wrong function.
+    ``partial_fit_transformers=True`` lets leading steps that have their
+    own ``partial_fit`` (``StandardScaler``, ``IncrementalPCA``) update on
+    every task, for those who accept that drift.
 
     ``fit`` is scikit-learn's: it fits *every* step on ``(X, y)``,
     re-fitting a pre-trained extractor on that data unless it is wrapped
@@ -54,9 +79,14 @@ class Pipeline(_sk_pipeline.Pipeline):
         As in scikit-learn (metadata routing only; ``fit`` alone uses it).
     memory : str or object with the joblib.Memory interface, default=None
         Caches the transformers fitted by ``fit``, as in scikit-learn;
-        ``partial_fit`` fits none, so it ignores it.
+        ``partial_fit`` does not use it.
     verbose : bool, default=False
         Print the time each step takes in ``fit`` and ``partial_fit``.
+    partial_fit_transformers : bool, default=False
+        Update the leading steps that have a ``partial_fit`` on every task
+        (their ``partial_fit``, then ``transform``), instead of freezing
+        them after the first task. The inputs of old tasks then drift
+        under the classifier's stand-ins for their losses.
 
     Attributes
     ----------
@@ -100,17 +130,25 @@ class Pipeline(_sk_pipeline.Pipeline):
     True
     """
 
+    def __init__(self, steps, *, transform_input=None, memory=None, verbose=False,
+                 partial_fit_transformers=False):
+        super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
+        self.partial_fit_transformers = partial_fit_transformers
+
     @available_if(_final_step_has_partial_fit)
     @_fit_context(
         # The steps are validated by their own methods.
         prefer_skip_nested_validation=False
     )
     def partial_fit(self, X, y, classes=None, **params):
-        """Transform with the fitted leading steps, then learn one task.
+        """Transform with the leading steps, then learn one task.
 
-        The leading steps are frozen: they only ``transform``, they are
-        never fitted or partially fitted. The final step learns the
-        transformed task with its ``partial_fit``.
+        On the first call, leading steps that are not fitted yet are
+        fitted on this task (``fit_transform(X, y)``, on a clone that
+        replaces the step once the task is learned); later calls only
+        transform with them (with ``partial_fit_transformers=True``, steps
+        that have a ``partial_fit`` are updated on every call). The final
+        step learns the transformed task with its ``partial_fit``.
 
         Parameters
         ----------
@@ -132,22 +170,40 @@ class Pipeline(_sk_pipeline.Pipeline):
         Raises
         ------
         sklearn.exceptions.NotFittedError
-            When a leading step is not fitted. Nothing is changed: the
-            check runs before the final step is touched.
+            When a leading step is not fitted but the final step already
+            learned a task: fitting it now would move the inputs of every
+            task learned before.
+        ValueError
+            When a step rejects the task. Nothing is changed then: the
+            leading steps fitted or updated for this task are committed
+            only once the final step has learned it.
         """
         self._validate_steps()
-        self._check_leading_steps_fitted()
-        Xt = self._transform_leading(X)
+        first = not _is_fitted(self._final_estimator)
+        if not first:
+            self._check_leading_steps_fitted()
+        Xt, updated = X, {}
+        for idx, name, step in self._iter(with_final=False):
+            with _print_elapsed_time("Pipeline", self._log_message(idx)):
+                if self.partial_fit_transformers and hasattr(step, "partial_fit"):
+                    # A copy learns, so that a rejected task leaves the step as it was.
+                    updated[idx] = copy.deepcopy(step).partial_fit(Xt, y)
+                    Xt = updated[idx].transform(Xt)
+                elif first and not _is_fitted(step):
+                    updated[idx] = clone(step)
+                    Xt = updated[idx].fit_transform(Xt, y)
+                else:
+                    Xt = step.transform(Xt)
         with _print_elapsed_time("Pipeline", self._log_message(len(self.steps) - 1)):
             self._final_estimator.partial_fit(Xt, y, classes=classes, **params)
+        for idx, step in updated.items():
+            self.steps[idx] = (self.steps[idx][0], step)
         return self
 
     def _unfitted_leading_step(self):
         """``(index, name, step)`` of the first unfitted leading step, or None."""
         for idx, name, step in self._iter(with_final=False):
-            try:
-                check_is_fitted(step)
-            except NotFittedError:
+            if not _is_fitted(step):
                 return idx, name, step
         return None
 
@@ -158,13 +214,15 @@ class Pipeline(_sk_pipeline.Pipeline):
             idx, name, step = unfitted
             raise NotFittedError(
                 f"Step {name!r} ({type(step).__name__}, step {idx + 1} of "
-                f"{len(self.steps)}) of the pipeline is not fitted. partial_fit only "
-                f"transforms with the steps before the last one and never fits them: "
-                f"fit or pre-train the step first (e.g. "
+                f"{len(self.steps)}) of the pipeline is not fitted, but the final step "
+                f"has already learned a task: partial_fit fits unfitted leading steps "
+                f"only on the first task, since fitting one now would move the inputs "
+                f"of every task learned before. Put the step fitted on the first task "
+                f"back, or fit or pre-train it first (e.g. "
                 f"PretrainedFeatureExtractor(...).fit(X_pretrain, y_pretrain), or load "
-                f"its weights) and put the fitted step in the pipeline. Wrap it in "
-                f"sklearn.frozen.FrozenEstimator to keep Pipeline.fit from refitting it "
-                f"and clone (e.g. in a search) from resetting it."
+                f"its weights). Wrap it in sklearn.frozen.FrozenEstimator to keep "
+                f"Pipeline.fit from refitting it and clone (e.g. in a search) from "
+                f"resetting it."
             )
 
     def _transform_leading(self, X):
@@ -175,7 +233,8 @@ class Pipeline(_sk_pipeline.Pipeline):
         return X
 
 
-def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
+def make_pipeline(*steps, memory=None, transform_input=None, verbose=False,
+                  partial_fit_transformers=False):
     """Build a :class:`Pipeline` named after its steps' classes.
 
     The shorthand of scikit-learn's :func:`~sklearn.pipeline.make_pipeline`,
@@ -186,14 +245,16 @@ def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
     Parameters
     ----------
     *steps : estimators
-        The leading transformers (fitted, for ``partial_fit``) and the
-        final learner.
+        The leading transformers (fitted beforehand, or fitted by the first
+        ``partial_fit``) and the final learner.
     memory : str or object with the joblib.Memory interface, default=None
         Caches the transformers fitted by ``fit``.
     transform_input : list of str, default=None
         As in scikit-learn (metadata routing only).
     verbose : bool, default=False
         Print the time each step takes.
+    partial_fit_transformers : bool, default=False
+        See :class:`Pipeline`.
 
     Returns
     -------
@@ -212,4 +273,5 @@ def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
         transform_input=transform_input,
         memory=memory,
         verbose=verbose,
+        partial_fit_transformers=partial_fit_transformers,
     )
