@@ -636,9 +636,10 @@ def _check_candidates_can_learn(learner, candidates):
                         f"the grid sets {leading}, outside the final step {final!r}, so "
                         f"every candidate is a clone of the whole pipeline, and clone "
                         f"resets every fitted step not wrapped in "
-                        f"sklearn.frozen.FrozenEstimator. As the search transforms every task "
-                        f"once with the leading steps, fitted, such a grid may only change steps that need no "
-                        f"fitting (e.g. a FunctionTransformer) or swap in fitted steps "
+                        f"sklearn.frozen.FrozenEstimator. As the search transforms every "
+                        f"task once with the leading steps, fitted, such a grid may only "
+                        f"change steps that need no fitting (e.g. a FunctionTransformer) or "
+                        f"swap in fitted steps "
                         f"wrapped in FrozenEstimator; a grid of '{final}__...' "
                         f"parameters alone uses your fitted steps as they are."
                     )
