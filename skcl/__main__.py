@@ -403,6 +403,7 @@ def _run(args, rp, methods, figure, extra_columns):
     if figure:
         paths["png"] = _write_figure(rp, models, args)
     print(rp.format_table(rows))
+    print(f"Environment: {rp.environment_line(rp.environment())}.")
     runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
     print(f"\nWall time {elapsed:.1f} s{runs}. Results: "
           + ", ".join(str(p) for p in paths.values()))

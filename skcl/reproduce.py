@@ -36,6 +36,7 @@ import importlib
 import json
 import logging
 import numbers
+import os
 import platform
 import time
 import warnings
@@ -73,6 +74,8 @@ __all__ = [
     "Pretraining",
     "TaskSequence",
     "columns_for",
+    "environment",
+    "environment_line",
     "format_table",
     "pretrained_extractor",
     "reproduce",
@@ -1284,8 +1287,9 @@ def write_results(rows, output, stem, *, meta=None):
     stem : str
         File name without extension, e.g. "ci-split-iris".
     meta : dict, default=None
-        Extra entries of the JSON's ``meta`` (the versions, date and machine
-        are always written).
+        Extra entries of the JSON's ``meta`` (:func:`environment`, the
+        versions, processor and date, is always written, and to the other
+        files too).
 
     Returns
     -------
@@ -1313,14 +1317,17 @@ def write_results(rows, output, stem, *, meta=None):
     fields = list(_CSV_FIELDS)
     if several:
         fields.insert(fields.index("method") + 1, "seed")
-    _write_csv(paths["csv"], rows, fields)
-    document = {"meta": {**_environment(), **(meta or {})}, "results": rows}
+    env = environment()
+    line = environment_line(env)
+    _write_csv(paths["csv"], [{**row, "environment": line} for row in rows],
+               fields + ["environment"])
+    document = {"meta": {**env, **(meta or {})}, "results": rows}
     if several:
         document["summary"] = summarize(rows)
         paths["summary"] = output / f"{stem}_summary.csv"
         _write_csv(paths["summary"], document["summary"], _SUMMARY_FIELDS)
     paths["json"].write_text(json.dumps(document, indent=2, default=_json_default) + "\n")
-    paths["txt"].write_text(format_table(rows) + "\n")
+    paths["txt"].write_text(format_table(rows) + f"\nEnvironment: {line}.\n")
     return paths
 
 
@@ -1338,8 +1345,22 @@ def _write_csv(path, rows, fields):
             writer.writerow(flat)
 
 
-def _environment():
+def environment():
+    """The versions, processor and JAX device that produce a table.
+
+    Every result file records it (the JSON's ``meta``, the CSV's
+    ``environment`` column, the text table's last line): the same seed
+    gives the same numbers on one install, and the numbers move across
+    installs (the user guide's "Reproducing the paper" says how far).
+
+    Returns
+    -------
+    dict
+    """
     import jax
+    import jaxlib
+    import optax
+    import scipy
     import sklearn
 
     import skcl
@@ -1347,11 +1368,37 @@ def _environment():
     return {
         "skcl": skcl.__version__,
         "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
         "scikit-learn": sklearn.__version__,
+        "optax": optax.__version__,
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "cpu": _cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "jax_backend": jax.default_backend(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def _cpu_name():
+    """The processor's model name (Linux), else what the platform says."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment_line(env):
+    """:func:`environment` in one line, as the result files and the command print it."""
+    return (f"skcl {env['skcl']}, jax {env['jax']} ({env['jax_backend']}), numpy {env['numpy']}, "
+            f"scikit-learn {env['scikit-learn']}, optax {env['optax']}, Python {env['python']}; "
+            f"{env['cpu']}, {env['cpu_count']} cores")
 
 
 def _json_default(value):

@@ -74,7 +74,8 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         # One gather puts the learned rows first and the held-out rows
         # last, each sorted by group: both sides are contiguous blocks.
         order = np.lexsort((groups, out))
-        rows = np.take(chunk, order, axis=0, out=gathered[:len(order)])
+        # mode="clip": with "raise" numpy buffers the output, a second copy.
+        rows = np.take(chunk, order, axis=0, out=gathered[:len(order)], mode="clip")
         groups, w = groups[order], w[order]
         n_learned = len(order) - int(out.sum())
         learned.add_sorted(rows[:n_learned], groups[:n_learned], w[:n_learned])
