@@ -26,7 +26,6 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-_FIGURE_ROWS = {"sr": "Softmax regression", "fcnn": "Fully connected neural network"}
 
 # The registries' names, spelt out so that parsing imports nothing heavy;
 # tests/test_cli.py checks them against skcl.reproduce.
@@ -411,56 +410,15 @@ def _run(args, rp, methods, figure, extra_columns):
 
 
 def _write_accuracy_matrices(rows, path):
-    """One heatmap per (column, method) of the test accuracy matrices (with
-    several seeds, their mean over the seeds)."""
-    import numpy as np
-    from matplotlib.figure import Figure
+    from .experiments.report import write_accuracy_matrices
 
-    from .plotting import plot_accuracy_matrix
-
-    matrices = {}
-    for row in rows:
-        if row.get("available") and "test_accuracy_matrix" in row:
-            matrices.setdefault((row["column"], row["method"]), []).append(
-                np.asarray(row["test_accuracy_matrix"]))
-    columns = list(dict.fromkeys(column for column, _ in matrices))
-    methods = list(dict.fromkeys(method for _, method in matrices))
-    n_tasks = max((len(R[0]) for R in matrices.values()), default=1)
-    panel = 1.2 + 0.45 * n_tasks
-    fig = Figure(figsize=(panel * max(len(methods), 1) + 1, panel * max(len(columns), 1)),
-                 dpi=100, layout="constrained")
-    axes = fig.subplots(max(len(columns), 1), max(len(methods), 1), squeeze=False)
-    for ax in axes.ravel():
-        ax.set_axis_off()
-    for (column, method), Rs in matrices.items():
-        ax = axes[columns.index(column), methods.index(method)]
-        ax.set_axis_on()
-        title = f"{column}: {method}"
-        if len(Rs) > 1:
-            title += f"\nmean of {len(Rs)} seeds"
-        plot_accuracy_matrix(np.mean(Rs, axis=0) / 100, ax=ax, title=title)
-    fig.savefig(path)
-    return path
+    return write_accuracy_matrices(rows, path)
 
 
 def _write_figure(rp, models, args):
-    import numpy as np
+    from .experiments.report import write_figure2
 
-    from .plotting import plot_figure2
-
-    data = rp.SEQUENCES["ci-split-2d-iris"].loader()
-    X = [X for X, _ in data.train]
-    y = [y for _, y in data.train]
-    rows = {
-        _FIGURE_ROWS[mod]: models[seq, mod]
-        for seq, mod in rp.columns_for("ci-split-2d-iris", args.model)
-        if models.get((seq, mod))
-    }
-    fig = plot_figure2(rows, np.concatenate(X), np.concatenate(y),
-                       feature_names=data.feature_names)
-    path = Path(args.output) / "figure2_ci-split-2d-iris.png"
-    fig.savefig(path)
-    return path
+    return write_figure2(models, args.model, args.output)
 
 
 if __name__ == "__main__":

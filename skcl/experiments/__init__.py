@@ -1,0 +1,89 @@
+"""The paper's experiments: Table I's task sequences, methods and grids.
+
+One module per job: :mod:`.registry` (the methods, their grids and the
+paper's numbers), :mod:`.sequences` (the task sequences and their training
+and pre-training settings), :mod:`.extractors` (pre-training and caching
+the frozen extractor of an image sequence), :mod:`.runner` (running
+columns and seeds) and :mod:`.report` (summaries, tables, files and
+figures). ``skcl reproduce`` is the command line; :mod:`skcl.reproduce`
+keeps the names importable from where they used to live.
+
+The protocol (paper, section IV and appendix D): for each method, every
+hyperparameter setting of its grid learns the training task sequence and
+is scored by final average accuracy on the validation sequence; the best
+one is evaluated by final average accuracy on the test sequence.
+
+Classical sequences (Table I(a)) learn on the raw features with softmax
+regression (SR) or the paper's FCNN. Image sequences (Table I(b)) first
+pre-train a :class:`~skcl.feature_extraction.PretrainedFeatureExtractor`
+on a similar task, freeze it, and learn the sequence with one dense layer
+on its features; :data:`SEQUENCES` names the paper's pre-training task of
+each and the offline stand-ins (:data:`PRETRAINING`).
+
+:data:`METHODS` is the registry of Table I's rows: the estimator (looked
+up lazily in :mod:`skcl`, so a method whose estimator is not in this build
+is reported as "not available" rather than failing), its grid from
+appendix D, and the numbers of the paper and of the paper's public code.
+:func:`reproduce` runs it; ``skcl reproduce`` is its command line.
+
+Besides the test final average accuracy, each method's row reports the
+average forgetting on the test sequence, and the log loss and expected
+calibration error of every test task after the last one. Progress goes to
+the :mod:`logging` logger ``skcl.reproduce`` (INFO), unless a ``log``
+callable is given; ``skcl reproduce`` shows it.
+
+The paper reports one run (one seed) per cell. On sequences this small the
+seed alone moves a cell by whole classes, so ``n_seeds`` repeats the whole
+protocol (grid on validation, best candidate on test) for consecutive
+seeds; :func:`summarize` gives each cell's mean, sample standard deviation
+and range over them, and how many seeds reach the paper's number.
+"""
+
+from .extractors import pretrained_extractor
+from .registry import LAMBDAS, METHODS, Method, select_methods
+from .report import (
+    environment,
+    environment_line,
+    format_table,
+    summarize,
+    write_accuracy_matrices,
+    write_figure2,
+    write_results,
+)
+from .runner import PROTOCOLS, reproduce, run_column
+from .sequences import (
+    GROUPS,
+    MODELS,
+    PRETRAINING,
+    SEQUENCES,
+    Pretraining,
+    TaskSequence,
+    column_label,
+    columns_for,
+)
+
+__all__ = [
+    "GROUPS",
+    "LAMBDAS",
+    "METHODS",
+    "MODELS",
+    "PRETRAINING",
+    "PROTOCOLS",
+    "SEQUENCES",
+    "Method",
+    "Pretraining",
+    "TaskSequence",
+    "column_label",
+    "columns_for",
+    "environment",
+    "environment_line",
+    "format_table",
+    "pretrained_extractor",
+    "reproduce",
+    "run_column",
+    "select_methods",
+    "summarize",
+    "write_accuracy_matrices",
+    "write_figure2",
+    "write_results",
+]
