@@ -127,13 +127,18 @@ class Accumulator:
         )
 
     def add_sorted(self, X, groups, w):
-        """Add rows sorted by group; X (float64, writable) is centred in place.
+        """Add rows in runs of one group; X (float64, writable) is centred in place.
+
+        Each run of equal ``groups`` is one block: its mean, its centring
+        and the pairwise update into the group's moments. A group may come
+        back in a later run (blocks of several chunks), though sorted rows
+        make the fewest runs.
 
         Parameters
         ----------
         X : ndarray of float64 of shape (n_rows, n_features)
         groups : ndarray of int of shape (n_rows,)
-            Non-decreasing indices into ``keys``.
+            Indices into ``keys``, in runs.
         w : ndarray of shape (n_rows,)
         """
         if len(X) == 0:

@@ -59,17 +59,21 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     y = np.asarray(y)
     weights = np.asarray(sample_weight, dtype=np.float64)
     learned, held = (Accumulator(X.shape[1], keys, per_group_scatter) for _ in range(2))
-    # Two buffers reused by every chunk: a fresh 100 MB array per chunk
-    # costs more in page faults than the copy itself.
-    size = (min(CHUNK_ROWS, len(X)), X.shape[1])
+    step = chunk_rows(X.shape[1])
+    # Buffers reused by every chunk: a fresh 100 MB array per chunk costs
+    # more in page faults than the copy itself.
+    size = (min(step, len(X)), X.shape[1])
     converted = None if X.dtype == np.float64 else np.empty(size)
     gathered = np.empty(size)
-    for start in range(0, len(X), CHUNK_ROWS):
-        chunk = X[start:start + CHUNK_ROWS]
+    # The held-out rows (a tenth) wait for a full buffer, so that their
+    # scatter is one large product rather than one small one per chunk.
+    pending = _HeldRows(size, held)
+    for start in range(0, len(X), step):
+        chunk = X[start:start + step]
         if converted is not None:
             chunk = converted[:len(chunk)]
-            np.copyto(chunk, X[start:start + CHUNK_ROWS])
-        groups, w = y[start:start + CHUNK_ROWS], weights[start:start + CHUNK_ROWS]
+            np.copyto(chunk, X[start:start + step])
+        groups, w = y[start:start + step], weights[start:start + step]
         out = held_out(chunk, fraction, seed)
         # One gather puts the learned rows first and the held-out rows
         # last, each sorted by group: both sides are contiguous blocks.
@@ -79,7 +83,8 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         groups, w = groups[order], w[order]
         n_learned = len(order) - int(out.sum())
         learned.add_sorted(rows[:n_learned], groups[:n_learned], w[:n_learned])
-        held.add_sorted(rows[n_learned:], groups[n_learned:], w[n_learned:])
+        pending.add(rows[n_learned:], groups[n_learned:], w[n_learned:])
+    pending.flush()
     learned, held = learned.moments(), held.moments()
     # A NaN or an infinity anywhere in X reaches its group's mean and the
     # scatter: checking those spares a pass over X.
@@ -87,6 +92,43 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
             raise ValueError("Input X contains NaN or infinity (or values too large to square).")
     return learned, held
+
+
+def chunk_rows(n_features):
+    """Rows per chunk: about 128 MB of float64, and at least 8,192 rows."""
+    return max(CHUNK_ROWS, 2**24 // max(int(n_features), 1))
+
+
+class _HeldRows:
+    """Held-out rows collected across chunks, added to ``accumulator`` in batches.
+
+    Each chunk's rows come sorted by group; the accumulator takes runs of
+    a group in any order, so a batch of several chunks' runs is added as
+    it is.
+    """
+
+    def __init__(self, size, accumulator):
+        self.size, self.accumulator, self.n = size, accumulator, 0
+        self.rows = None  # allocated with the first held-out row
+
+    def add(self, rows, groups, weights):
+        if len(rows) == 0:
+            return
+        if self.rows is None:
+            self.rows = np.empty(self.size)
+            self.groups = np.empty(self.size[0], dtype=np.intp)
+            self.weights = np.empty(self.size[0])
+        if self.n + len(rows) > len(self.rows):
+            self.flush()
+        end = self.n + len(rows)
+        self.rows[self.n:end], self.groups[self.n:end], self.weights[self.n:end] = (
+            rows, groups, weights)
+        self.n = end
+
+    def flush(self):
+        n, self.n = self.n, 0
+        if n:
+            self.accumulator.add_sorted(self.rows[:n], self.groups[:n], self.weights[:n])
 
 
 def _merge_pairs(*pairs):
