@@ -103,10 +103,13 @@ class Accumulator:
     """Moments of rows added block by block, the scatter summed in place.
 
     Each block's rows, sorted by group, are centred on their group's mean
-    (two passes) and their scatter added into one float64 D×D buffer,
-    together with the pairwise update's n_a n_b / (n_a + n_b) δδᵀ for every
-    group seen before. (numpy's ``X.T @ X`` is BLAS ``syrk``; SciPy's own
-    BLAS, called in place, fights numpy's for the cores.)
+    (two passes) and their scatter added into one float64 D×D buffer.
+    The pairwise update's n_a n_b / (n_a + n_b) δδᵀ for a group seen
+    before is kept as the row √(n_a n_b / (n_a + n_b)) δ and all of them
+    are added by one rank-k product when the moments are read: one pass
+    over the D×D buffer instead of one per group and block. (numpy's
+    ``X.T @ X`` is BLAS ``syrk``; SciPy's own BLAS, called in place, fights
+    numpy's for the cores.)
 
     Parameters
     ----------
@@ -125,6 +128,8 @@ class Accumulator:
         self.group_scatter = (
             [np.zeros((d, d)) for _ in self.keys] if per_group_scatter else None
         )
+        self._shifts, self._shift_groups = [], []  # rows √shift·δ, not yet in the scatter
+        self._product = None  # a block's XᵀX, reused: a fresh D×D per block costs page faults
 
     def add_sorted(self, X, groups, w):
         """Add rows in runs of one group; X (float64, writable) is centred in place.
@@ -159,21 +164,35 @@ class Accumulator:
             n_a = self.counts[g]
             if n_a > 0:
                 delta = mean - self.means[g]
-                shift = n_a * n_b / (n_a + n_b)
-                outer = shift * np.outer(delta, delta)
-                self.scatter += outer
-                if self.group_scatter is not None:
-                    self.group_scatter[g] += outer
+                self._shifts.append(np.sqrt(n_a * n_b / (n_a + n_b)) * delta)
+                self._shift_groups.append(g)
                 self.means[g] += delta * (n_b / (n_a + n_b))
             else:
                 self.means[g] = mean
             self.counts[g] = n_a + n_b
             if self.group_scatter is not None:
                 self.group_scatter[g] += X[a:b].T @ X[a:b]
-        self.scatter += X.T @ X
+        self.scatter += self._gram(X)
+
+    def _gram(self, X):
+        if self._product is None:
+            self._product = np.empty_like(self.scatter)
+        return np.matmul(X.T, X, out=self._product)  # still syrk: numpy sees XᵀX
+
+    def _add_shifts(self):
+        if not self._shifts:
+            return
+        rows, groups = np.array(self._shifts), np.array(self._shift_groups)
+        self._shifts, self._shift_groups = [], []
+        self.scatter += self._gram(rows)
+        if self.group_scatter is not None:
+            for g in np.unique(groups):
+                mine = rows[groups == g]
+                self.group_scatter[g] += mine.T @ mine
 
     def moments(self):
         """The moments so far (groups with weight, in the order of ``keys``)."""
+        self._add_shifts()
         present = np.flatnonzero(self.counts > 0)
         group_scatter = None
         if self.group_scatter is not None:
