@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.exceptions import FitFailedWarning, NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
@@ -39,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import deferred_folds
 from .._progress import check_progress_bar, progress_bar
 from ..pipeline import Pipeline
+from ._results import _results_dict
 from ._scoring import get_sequence_scorer
 from ._sequence import (
     _learn,
@@ -745,41 +745,3 @@ def _warn_failures(failures, n_candidates):
             FitFailedWarning,
             stacklevel=3,
         )
-
-
-def _rank(scores):
-    """GridSearchCV's ranks: 1 is best, ties share the smallest, NaN comes last."""
-    if np.isnan(scores).all():
-        return np.ones(len(scores), dtype=np.int32)
-    filled = np.nan_to_num(scores, nan=np.nanmin(scores) - 1)
-    return rankdata(-filled, method="min").astype(np.int32)
-
-
-def _results_dict(candidates, scores, fit_times, score_times, matrices, extra_scores):
-    n_candidates = len(candidates)
-    results = {"params": candidates}
-    names = sorted({name for params in candidates for name in params})
-    for name in names:
-        column = np.ma.MaskedArray(np.empty(n_candidates, dtype=object), mask=True)
-        for i, params in enumerate(candidates):
-            if name in params:
-                column[i] = params[name]
-        results[f"param_{name}"] = column
-    # One split, the validation sequence: means are its values, spreads 0
-    # (NaN where the candidate failed, as np.std of one NaN).
-    zero = np.where(np.isnan(scores), np.nan, 0.0)
-    results["split0_test_score"] = scores
-    results["mean_test_score"] = scores
-    results["std_test_score"] = zero
-    results["rank_test_score"] = _rank(scores)
-    results["mean_fit_time"] = fit_times
-    results["std_fit_time"] = np.zeros(n_candidates)
-    results["mean_score_time"] = score_times
-    results["std_score_time"] = np.zeros(n_candidates)
-    for i in range(matrices.shape[1]):
-        results[f"task{i}_validation_accuracy"] = matrices[:, i, -1]
-    for key, values in extra_scores.items():
-        results[f"validation_{key}"] = values.mean(axis=1)
-        for i in range(values.shape[1]):
-            results[f"task{i}_validation_{key}"] = values[:, i]
-    return results
