@@ -23,25 +23,22 @@ goes to the ``logging`` logger ``skcl.model_selection``, and with
 import logging
 import numbers
 import time
-import traceback
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.exceptions import FitFailedWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import deferred_folds
 from .._progress import check_progress_bar, progress_bar
 from ..pipeline import Pipeline
+from ._evaluation import _complete_fold, _evaluate_candidate, _warn_failures
 from ._results import _results_dict
 from ._scoring import get_sequence_scorer
 from ._sequence import (
-    _learn,
     check_multi_scoring,
     check_sequences,
     check_sequential_estimator,
@@ -670,78 +667,3 @@ def _with_final_step(pipeline, final_step):
     params = pipeline.get_params(deep=False)
     params["steps"] = list(pipeline.steps[:-1]) + [final_step.steps[-1]]
     return type(pipeline)(**params)
-
-
-def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
-                        extra, error_score, keep_model, verbose):
-    """Clone, set the parameters, learn the sequence, score it (in a worker).
-
-    ``extra``: the further per-task scores of ``task_scoring``, by name;
-    their last column (after the last training task) is returned.
-    """
-    candidate = clone(estimator).set_params(**params)
-    last = final_estimator(candidate)
-    if verbose and "verbose" in last.get_params():
-        last.set_params(verbose=verbose)
-    n_tasks = len(train_tasks)
-    start = time.perf_counter()
-    try:
-        # Only the best candidate is used after its last task: the others
-        # skip the fold that would prepare a next one; fit() completes the
-        # best one's.
-        with deferred_folds():
-            matrices, fit_time, score_time = _learn(
-                candidate, train_tasks, validation_tasks, classes, scorer.needs_history,
-                {"accuracy": None},
-            )
-        R = matrices["accuracy"]
-        score = scorer(R)
-        if extra:
-            start = time.perf_counter()
-            # Score the trained candidate once more, on the extra scores alone.
-            finals = {
-                name: np.array([float(f(candidate, X, y)) for X, y in validation_tasks])
-                for name, f in extra.items()
-            }
-            score_time += time.perf_counter() - start
-        else:
-            finals = {}
-        error = None
-    except Exception:
-        if error_score == "raise":
-            raise
-        R = np.full((n_tasks, n_tasks), np.nan)
-        fit_time, score_time = time.perf_counter() - start, 0.0
-        score, error = float(error_score), traceback.format_exc()
-        finals = {name: np.full(n_tasks, np.nan) for name in extra}
-    return {
-        "score": score,
-        "R": R,
-        "extra": finals,
-        "fit_time": fit_time,
-        "score_time": score_time,
-        "error": error,
-        "estimator": candidate if keep_model and error is None else None,
-    }
-
-
-def _complete_fold(estimator):
-    """Make the kept candidate an ordinary estimator (see _evaluate_candidate).
-
-    Its deferred last fold is done, exactly as it would have been during
-    training.
-    """
-    complete = getattr(estimator, "_complete_fold", None)  # skcl estimators only
-    if complete is not None:
-        complete()
-
-
-def _warn_failures(failures, n_candidates):
-    if failures:
-        params, message = failures[0]
-        warnings.warn(
-            f"{len(failures)} of the {n_candidates} candidates failed and got "
-            f"error_score. The first, {params}, raised:\n{message}",
-            FitFailedWarning,
-            stacklevel=3,
-        )
