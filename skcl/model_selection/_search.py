@@ -23,19 +23,26 @@ goes to the ``logging`` logger ``skcl.model_selection``, and with
 import logging
 import numbers
 import time
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.exceptions import NotFittedError
-from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import check_progress_bar, progress_bar
-from ..pipeline import Pipeline
+from ._candidates import (
+    _check_candidates_can_learn,
+    _grid_candidates,
+    _sampled_candidates,
+)
 from ._evaluation import _complete_fold, _evaluate_candidate, _warn_failures
+from ._prefix import (
+    _final_step_learner,
+    _transform_leading,
+    _uses_fitted_prefix,
+    _with_final_step,
+)
 from ._results import _results_dict
 from ._scoring import get_sequence_scorer
 from ._sequence import (
@@ -222,19 +229,13 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         prefix = _uses_fitted_prefix(self.estimator, candidates)
         # The candidates are clones of `learner`: the final step alone when the
         # leading steps transform the sequences here, once for all.
-        learner = (
-            Pipeline([self.estimator.steps[-1]], verbose=self.estimator.verbose)
-            if prefix
-            else self.estimator
-        )
+        learner = _final_step_learner(self.estimator) if prefix else self.estimator
         _check_candidates_can_learn(learner, candidates)
         level = logging.INFO if self.verbose > 0 else logging.DEBUG
         if prefix:
             start = time.perf_counter()
-            train_tasks = [(self.estimator._transform_leading(X), y) for X, y in train_tasks]
-            validation_tasks = [
-                (self.estimator._transform_leading(X), y) for X, y in validation_tasks
-            ]
+            train_tasks = _transform_leading(self.estimator, train_tasks)
+            validation_tasks = _transform_leading(self.estimator, validation_tasks)
             logger.log(
                 level,
                 "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
@@ -427,8 +428,7 @@ class SequenceGridSearch(_BaseSequenceSearch):
         self.pre_dispatch = pre_dispatch
 
     def _candidate_list(self):
-        grids = _check_grids(self.estimator, self.param_grid, "param_grid", sampled=False)
-        return _check_candidates(self.estimator, list(ParameterGrid(grids)))
+        return _grid_candidates(self.estimator, self.param_grid)
 
 
 class SequenceRandomizedSearch(_BaseSequenceSearch):
@@ -511,159 +511,6 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
         self.pre_dispatch = pre_dispatch
 
     def _candidate_list(self):
-        if (
-            not isinstance(self.n_iter, numbers.Integral)
-            or isinstance(self.n_iter, bool)
-            or self.n_iter < 1
-        ):
-            raise ValueError(f"n_iter must be a positive integer, got {self.n_iter!r}.")
-        grids = _check_grids(
-            self.estimator, self.param_distributions, "param_distributions", sampled=True
+        return _sampled_candidates(
+            self.estimator, self.param_distributions, self.n_iter, self.random_state
         )
-        sampler = ParameterSampler(grids, self.n_iter, random_state=self.random_state)
-        return _check_candidates(self.estimator, list(sampler))
-
-
-def _check_grids(estimator, param_grid, what, *, sampled):
-    """Validate a grid (or distributions) against the estimator; return the list of dicts.
-
-    Unknown names and empty value lists raise here, before anything is
-    trained. ``sampled`` also accepts distributions (objects with ``rvs``).
-    """
-    if isinstance(param_grid, Mapping):
-        grids = [param_grid]
-    elif isinstance(param_grid, Sequence) and not isinstance(param_grid, str):
-        grids = list(param_grid)
-        if not all(isinstance(grid, Mapping) for grid in grids):
-            raise TypeError(f"{what} must be a dict or a list of dicts.")
-    else:
-        raise TypeError(
-            f"{what} must be a dict or a list of dicts, got {type(param_grid).__name__}."
-        )
-    if not grids:
-        raise ValueError(f"{what} is an empty list: there is no candidate to try.")
-    valid = estimator.get_params(deep=True)
-    kinds = "lists or arrays of candidate values" + (
-        " or distributions with an rvs method" if sampled else ""
-    )
-    for grid in grids:
-        for name, values in grid.items():
-            if name not in valid:
-                raise ValueError(
-                    f"Invalid parameter {name!r} in {what} for estimator "
-                    f"{type(estimator).__name__}. Valid parameters are: {sorted(valid)}."
-                )
-            if sampled and hasattr(values, "rvs"):
-                continue
-            if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-                raise TypeError(f"{what} values must be {kinds}; {name!r} maps to {values!r}.")
-            if len(values) == 0:
-                raise ValueError(f"{what} lists no value for {name!r}: the grid is empty.")
-    return grids
-
-
-def _check_candidates(estimator, candidates):
-    """Check every candidate's values with the estimator's own parameter checks."""
-    for params in candidates:
-        candidate = clone(estimator).set_params(**params)
-        check = getattr(final_estimator(candidate), "_check_params", None)
-        if check is not None:
-            try:
-                check()
-            except ValueError as exc:
-                raise ValueError(f"Invalid candidate {params}: {exc}") from exc
-    return candidates
-
-
-def _addresses_final_step(name, final):
-    return name == final or name.startswith(final + "__")
-
-
-def _uses_fitted_prefix(estimator, candidates):
-    """Whether the leading steps can transform the sequences once for all.
-
-    True for an skcl Pipeline whose grid sets only its final step: every
-    candidate then shares the leading steps, and since ``partial_fit``
-    only transforms with them, their output is the same for all.
-
-    Raises
-    ------
-    NotFittedError
-        When the grid sets only the final step but a leading step is not
-        fitted: no candidate could learn anything.
-    """
-    if not isinstance(estimator, Pipeline):
-        return False
-    final = estimator.steps[-1][0]
-    if not all(_addresses_final_step(name, final) for params in candidates for name in params):
-        return False
-    estimator._check_leading_steps_fitted()
-    return True
-
-
-def _check_candidates_can_learn(learner, candidates):
-    """Build every candidate as it will be trained; fail now if one cannot learn.
-
-    A candidate is ``clone(learner).set_params(**params)``, and clone
-    resets a fitted step that is not frozen, so its ``partial_fit`` would
-    raise on the first task in every candidate.
-    """
-    if not isinstance(learner, Pipeline):
-        return
-    final = learner.steps[-1][0]
-    for params in candidates:
-        candidate, original, nested = clone(learner).set_params(**params), learner, False
-        while isinstance(candidate, Pipeline):
-            unfitted = candidate._unfitted_leading_step()
-            if unfitted is not None:
-                _, name, step = unfitted
-                own = dict(getattr(original, "steps", [])).get(name)
-                if own not in (None, "passthrough") and not _is_fitted(own):
-                    # The user's own step is unfitted: cloning is not to blame.
-                    original._check_leading_steps_fitted()
-                if nested:
-                    why = (
-                        f"every candidate is a clone of the final step {final!r}, and "
-                        f"clone resets the fitted steps of a pipeline nested in it unless "
-                        f"they are wrapped in sklearn.frozen.FrozenEstimator."
-                    )
-                else:  # the one-step learner of the fast path has no leading step
-                    leading = sorted(n for n in params if not _addresses_final_step(n, final))
-                    why = (
-                        f"the grid sets {leading}, outside the final step {final!r}, so "
-                        f"every candidate is a clone of the whole pipeline, and clone "
-                        f"resets every fitted step not wrapped in "
-                        f"sklearn.frozen.FrozenEstimator. As the search transforms every "
-                        f"task once with the leading steps, fitted, such a grid may only "
-                        f"change steps that need no fitting (e.g. a FunctionTransformer) or "
-                        f"swap in fitted steps "
-                        f"wrapped in FrozenEstimator; a grid of '{final}__...' "
-                        f"parameters alone uses your fitted steps as they are."
-                    )
-                where = f"the pipeline nested in {final!r}" if nested else "the pipeline"
-                raise NotFittedError(
-                    f"Candidate {params} cannot learn: step {name!r} "
-                    f"({type(step).__name__}) of {where} would not be fitted, and "
-                    f"partial_fit only transforms with it: {why}"
-                )
-            # A pipeline nested as the final step is cloned with the candidate.
-            candidate, nested = candidate.steps[-1][1], True
-            original = getattr(original, "steps", [(None, None)])[-1][1]
-
-
-def _is_fitted(estimator):
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    return True
-
-
-def _with_final_step(pipeline, final_step):
-    """``pipeline`` with its leading steps (the same objects) and a new final step.
-
-    ``final_step`` is the one-step pipeline a candidate trained.
-    """
-    params = pipeline.get_params(deep=False)
-    params["steps"] = list(pipeline.steps[:-1]) + [final_step.steps[-1]]
-    return type(pipeline)(**params)
