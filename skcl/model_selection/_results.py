@@ -1,4 +1,4 @@
-"""The candidates' results: ranked, and laid out as ``cv_results_``.
+"""The candidates' results: collected, ranked, and laid out as ``cv_results_``.
 
 The layout is GridSearchCV's, so that ``pandas.DataFrame(cv_results_)``
 and code written for GridSearchCV work; the one split is the validation
@@ -7,6 +7,70 @@ sequence.
 
 import numpy as np
 from scipy.stats import rankdata
+
+
+class _CandidateResults:
+    """The candidates' results, filled in candidate order as they arrive.
+
+    Only the best trained model so far is kept, so memory holds at most a
+    few fitted models at a time.
+
+    Parameters
+    ----------
+    candidates : list of dict
+    n_tasks : int
+    extra_names : iterable of str
+        The names of the further per-task scores of ``task_scoring``.
+    """
+
+    def __init__(self, candidates, n_tasks, extra_names):
+        n_candidates = len(candidates)
+        self.candidates = candidates
+        self.scores = np.empty(n_candidates)
+        self.fit_times = np.empty(n_candidates)
+        self.score_times = np.empty(n_candidates)
+        self.matrices = np.empty((n_candidates, n_tasks, n_tasks))
+        self.extra_scores = {key: np.empty((n_candidates, n_tasks)) for key in extra_names}
+        self.failed = np.zeros(n_candidates, dtype=bool)
+        self.failures = []  # (params, traceback) of each failed candidate
+        self.best_model, self.best_score = None, -np.inf
+
+    def record(self, i, result):
+        """Store candidate ``i``'s result, as returned by ``_evaluate_candidate``."""
+        self.scores[i], self.matrices[i] = result["score"], result["R"]
+        self.fit_times[i], self.score_times[i] = result["fit_time"], result["score_time"]
+        for key, values in self.extra_scores.items():
+            values[i] = result["extra"][key]
+        if result["error"] is not None:
+            self.failed[i] = True
+            self.failures.append((self.candidates[i], result["error"]))
+        elif self.scores[i] > self.best_score:
+            self.best_model, self.best_score = result["estimator"], self.scores[i]
+
+    def best_index(self):
+        """Index of the best candidate that neither failed nor scored NaN.
+
+        The first one among ties, as ``np.argmax``.
+
+        Raises
+        ------
+        ValueError
+            When every candidate failed or scored NaN.
+        """
+        valid = ~self.failed & ~np.isnan(self.scores)
+        if not valid.any():
+            raise ValueError(
+                f"All {len(self.candidates)} candidates failed or scored NaN; the first "
+                f"error was:\n{self.failures[0][1] if self.failures else 'a NaN score'}"
+            )
+        return int(np.argmax(np.where(valid, self.scores, -np.inf)))
+
+    def cv_results(self):
+        """The ``cv_results_`` dict (see :func:`_results_dict`)."""
+        return _results_dict(
+            self.candidates, self.scores, self.fit_times, self.score_times, self.matrices,
+            self.extra_scores,
+        )
 
 
 def _rank(scores):

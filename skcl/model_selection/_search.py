@@ -11,13 +11,20 @@ backend chosen around the search, including Dask's for a cluster.
 A pipeline of fitted feature extractors and a classifier is searched
 without re-running the extractors: when the grid only sets the final step,
 the sequences go through the leading steps once, and the candidates are
-clones of the final step learning the features.
+clones of the final step learning the features (:mod:`._prefix`).
 
 :class:`SequenceGridSearch` tries every point of a grid,
 :class:`SequenceRandomizedSearch` ``n_iter`` points drawn by scikit-learn's
 ``ParameterSampler``; both share :class:`_BaseSequenceSearch`. Progress
 goes to the ``logging`` logger ``skcl.model_selection``, and with
 ``progress_bar=True`` to a tqdm bar counting the finished candidates.
+
+This module holds the estimators and runs the candidates; the parts have
+one module each: the candidates and the checks that need no training
+(:mod:`._candidates`), the fast path of a pipeline's fitted leading steps
+(:mod:`._prefix`), one candidate's training and scoring
+(:mod:`._evaluation`), and the results and their ``cv_results_`` layout
+(:mod:`._results`).
 """
 
 import logging
@@ -43,7 +50,7 @@ from ._prefix import (
     _uses_fitted_prefix,
     _with_final_step,
 )
-from ._results import _results_dict
+from ._results import _CandidateResults
 from ._scoring import get_sequence_scorer
 from ._sequence import (
     check_multi_scoring,
@@ -210,7 +217,47 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        name = type(self).__name__
+        candidates, scorer, extra = self._check_search()
+        train_tasks, validation_tasks, classes = check_sequences(
+            train_tasks, validation_tasks, classes, eval_name="validation_tasks"
+        )
+        prefix = _uses_fitted_prefix(self.estimator, candidates)
+        # The candidates are clones of `learner`: the final step alone when the
+        # leading steps transform the sequences here, once for all.
+        learner = _final_step_learner(self.estimator) if prefix else self.estimator
+        _check_candidates_can_learn(learner, candidates)
+        if prefix:
+            train_tasks, validation_tasks = self._transform_once(train_tasks, validation_tasks)
+
+        results = self._run_candidates(
+            learner, candidates, train_tasks, validation_tasks, classes, scorer, extra
+        )
+        # Here, not in a helper, so that its stacklevel points at the caller.
+        _warn_failures(results.failures, len(candidates))
+        best_index = results.best_index()
+
+        self.scorer_ = scorer
+        self.n_tasks_ = len(train_tasks)
+        self.n_candidates_ = len(candidates)
+        self.accuracy_matrices_ = results.matrices
+        self.cv_results_ = results.cv_results()
+        self.best_index_ = best_index
+        self.best_params_ = candidates[best_index]
+        self.best_score_ = float(results.scores[best_index])
+        if self.refit:
+            best_model = results.best_model
+            _complete_fold(final_estimator(best_model))
+            self.best_estimator_ = (
+                _with_final_step(self.estimator, best_model) if prefix else best_model
+            )
+            self.classes_ = classes
+        return self
+
+    def _check_search(self):
+        """Check the search's own parameters; ``(candidates, scorer, extra)``.
+
+        ``extra`` maps the names of ``task_scoring`` to their scorers.
+        """
         check_sequential_estimator(self.estimator)
         candidates = self._candidate_list()
         scorer = get_sequence_scorer(self.scoring)
@@ -222,34 +269,40 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"refit must be True or False, got {self.refit!r}.")
         check_progress_bar(self)
-        train_tasks, validation_tasks, classes = check_sequences(
-            train_tasks, validation_tasks, classes, eval_name="validation_tasks"
-        )
-        n_candidates, n_tasks = len(candidates), len(train_tasks)
-        prefix = _uses_fitted_prefix(self.estimator, candidates)
-        # The candidates are clones of `learner`: the final step alone when the
-        # leading steps transform the sequences here, once for all.
-        learner = _final_step_learner(self.estimator) if prefix else self.estimator
-        _check_candidates_can_learn(learner, candidates)
-        level = logging.INFO if self.verbose > 0 else logging.DEBUG
-        if prefix:
-            start = time.perf_counter()
-            train_tasks = _transform_leading(self.estimator, train_tasks)
-            validation_tasks = _transform_leading(self.estimator, validation_tasks)
-            logger.log(
-                level,
-                "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
-                name, [step for step, _ in self.estimator.steps[:-1]],
-                time.perf_counter() - start,
-            )
+        return candidates, scorer, extra
 
+    def _log_level(self):
+        return logging.INFO if self.verbose > 0 else logging.DEBUG
+
+    def _transform_once(self, train_tasks, validation_tasks):
+        """Both sequences through the pipeline's fitted leading steps."""
+        start = time.perf_counter()
+        train_tasks = _transform_leading(self.estimator, train_tasks)
+        validation_tasks = _transform_leading(self.estimator, validation_tasks)
+        logger.log(
+            self._log_level(),
+            "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
+            type(self).__name__, [step for step, _ in self.estimator.steps[:-1]],
+            time.perf_counter() - start,
+        )
+        return train_tasks, validation_tasks
+
+    def _run_candidates(self, learner, candidates, train_tasks, validation_tasks, classes,
+                        scorer, extra):
+        """Evaluate every candidate through joblib; their results as they came.
+
+        Returns
+        -------
+        results : _CandidateResults
+        """
+        name, n_candidates, level = type(self).__name__, len(candidates), self._log_level()
         parallel = Parallel(
             n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator",
             # Threads, not processes, unless the caller chose a backend:
             # a worker process would compile every program again.
             prefer="threads",
         )
-        results = parallel(
+        outcomes = parallel(
             delayed(_evaluate_candidate)(
                 learner,
                 params,
@@ -264,61 +317,23 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
             )
             for params in candidates
         )
-        # Results arrive in candidate order; only the best model so far is
-        # kept, so memory holds at most a few fitted models at a time.
-        scores = np.empty(n_candidates)
-        fit_times = np.empty(n_candidates)
-        score_times = np.empty(n_candidates)
-        matrices = np.empty((n_candidates, n_tasks, n_tasks))
-        extra_scores = {key: np.empty((n_candidates, n_tasks)) for key in extra}
-        failed = np.zeros(n_candidates, dtype=bool)
-        failures = []
-        best_model, best_score = None, -np.inf
+        # Outcomes arrive in candidate order (a generator, not a list), so
+        # the results keep only the best model so far.
+        results = _CandidateResults(candidates, len(train_tasks), extra)
         with progress_bar(self, total=n_candidates, desc="fit", unit="candidate") as bar:
-            for i, result in enumerate(results):
-                scores[i], matrices[i] = result["score"], result["R"]
-                fit_times[i], score_times[i] = result["fit_time"], result["score_time"]
-                for key in extra:
-                    extra_scores[key][i] = result["extra"][key]
-                if result["error"] is not None:
-                    failed[i] = True
-                    failures.append((candidates[i], result["error"]))
-                elif scores[i] > best_score:
-                    best_model, best_score = result["estimator"], scores[i]
+            for i, outcome in enumerate(outcomes):
+                results.record(i, outcome)
                 logger.log(
                     level, "[%s] candidate %d/%d %s: %s %.4f (%.2f s)",
-                    name, i + 1, n_candidates, candidates[i], scorer.name, scores[i],
-                    fit_times[i], extra={"skcl_candidate": (i + 1, n_candidates)},
+                    name, i + 1, n_candidates, candidates[i], scorer.name, results.scores[i],
+                    results.fit_times[i], extra={"skcl_candidate": (i + 1, n_candidates)},
                 )
-                if np.isfinite(best_score):
-                    bar.set_postfix_str(f"best {scorer.name} {best_score:.4f}", refresh=False)
+                if np.isfinite(results.best_score):
+                    bar.set_postfix_str(
+                        f"best {scorer.name} {results.best_score:.4f}", refresh=False
+                    )
                 bar.update()
-        _warn_failures(failures, n_candidates)
-        valid = ~failed & ~np.isnan(scores)
-        if not valid.any():
-            raise ValueError(
-                f"All {n_candidates} candidates failed or scored NaN; the first "
-                f"error was:\n{failures[0][1] if failures else 'a NaN score'}"
-            )
-
-        self.scorer_ = scorer
-        self.n_tasks_ = n_tasks
-        self.n_candidates_ = n_candidates
-        self.accuracy_matrices_ = matrices
-        self.cv_results_ = _results_dict(
-            candidates, scores, fit_times, score_times, matrices, extra_scores
-        )
-        masked = np.where(valid, scores, -np.inf)
-        self.best_index_ = int(np.argmax(masked))  # the first among ties
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(scores[self.best_index_])
-        if self.refit:
-            _complete_fold(final_estimator(best_model))
-            self.best_estimator_ = (
-                _with_final_step(self.estimator, best_model) if prefix else best_model
-            )
-            self.classes_ = classes
-        return self
+        return results
 
     @available_if(_best_has("predict"))
     def predict(self, X):
