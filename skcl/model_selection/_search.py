@@ -11,7 +11,7 @@ backend chosen around the search, including Dask's for a cluster.
 A pipeline of fitted feature extractors and a classifier is searched
 without re-running the extractors: when the grid only sets the final step,
 the sequences go through the leading steps once, and the candidates are
-clones of the final step learning the features (:mod:`._prefix`).
+clones of the final step learning the features (``_prefix.py``).
 
 :class:`SequenceGridSearch` tries every point of a grid,
 :class:`SequenceRandomizedSearch` ``n_iter`` points drawn by scikit-learn's
@@ -21,10 +21,10 @@ goes to the ``logging`` logger ``skcl.model_selection``, and with
 
 This module holds the estimators and runs the candidates; the parts have
 one module each: the candidates and the checks that need no training
-(:mod:`._candidates`), the fast path of a pipeline's fitted leading steps
-(:mod:`._prefix`), one candidate's training and scoring
-(:mod:`._evaluation`), and the results and their ``cv_results_`` layout
-(:mod:`._results`).
+(``_candidates.py``), the fast path of a pipeline's fitted leading steps
+(``_prefix.py``), one candidate's training and scoring
+(``_evaluation.py``), and the results and their ``cv_results_`` layout
+(``_results.py``).
 """
 
 import logging
