@@ -304,7 +304,7 @@ def test_cv_results_have_gridsearchcv_keys_and_load_into_pandas(data):
 def test_ranks_are_scipy_rankdata_min_with_nan_last():
     from scipy.stats import rankdata
 
-    from skcl.model_selection._search import _rank
+    from skcl.model_selection._results import _rank
 
     scores = np.array([0.5, np.nan, 0.9, 0.5, 0.9])
     assert _rank(scores).tolist() == [3, 5, 1, 3, 1]

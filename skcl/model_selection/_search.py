@@ -11,37 +11,48 @@ backend chosen around the search, including Dask's for a cluster.
 A pipeline of fitted feature extractors and a classifier is searched
 without re-running the extractors: when the grid only sets the final step,
 the sequences go through the leading steps once, and the candidates are
-clones of the final step learning the features.
+clones of the final step learning the features (``_prefix.py``).
 
 :class:`SequenceGridSearch` tries every point of a grid,
 :class:`SequenceRandomizedSearch` ``n_iter`` points drawn by scikit-learn's
 ``ParameterSampler``; both share :class:`_BaseSequenceSearch`. Progress
 goes to the ``logging`` logger ``skcl.model_selection``, and with
 ``progress_bar=True`` to a tqdm bar counting the finished candidates.
+
+This module holds the estimators and runs the candidates; the parts have
+one module each: the candidates and the checks that need no training
+(``_candidates.py``), the fast path of a pipeline's fitted leading steps
+(``_prefix.py``), one candidate's training and scoring
+(``_evaluation.py``), and the results and their ``cv_results_`` layout
+(``_results.py``).
 """
 
 import logging
 import numbers
 import time
-import traceback
-import warnings
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.stats import rankdata
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.exceptions import FitFailedWarning, NotFittedError
-from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import deferred_folds
 from .._progress import check_progress_bar, progress_bar
-from ..pipeline import Pipeline
+from ._candidates import (
+    _check_candidates_can_learn,
+    _grid_candidates,
+    _sampled_candidates,
+)
+from ._evaluation import _complete_fold, _evaluate_candidate, _warn_failures
+from ._prefix import (
+    _final_step_learner,
+    _transform_leading,
+    _uses_fitted_prefix,
+    _with_final_step,
+)
+from ._results import _CandidateResults
 from ._scoring import get_sequence_scorer
 from ._sequence import (
-    _learn,
     check_multi_scoring,
     check_sequences,
     check_sequential_estimator,
@@ -206,7 +217,47 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        name = type(self).__name__
+        candidates, scorer, extra = self._check_search()
+        train_tasks, validation_tasks, classes = check_sequences(
+            train_tasks, validation_tasks, classes, eval_name="validation_tasks"
+        )
+        prefix = _uses_fitted_prefix(self.estimator, candidates)
+        # The candidates are clones of `learner`: the final step alone when the
+        # leading steps transform the sequences here, once for all.
+        learner = _final_step_learner(self.estimator) if prefix else self.estimator
+        _check_candidates_can_learn(learner, candidates)
+        if prefix:
+            train_tasks, validation_tasks = self._transform_once(train_tasks, validation_tasks)
+
+        results = self._run_candidates(
+            learner, candidates, train_tasks, validation_tasks, classes, scorer, extra
+        )
+        # Here, not in a helper, so that its stacklevel points at the caller.
+        _warn_failures(results.failures, len(candidates))
+        best_index = results.best_index()
+
+        self.scorer_ = scorer
+        self.n_tasks_ = len(train_tasks)
+        self.n_candidates_ = len(candidates)
+        self.accuracy_matrices_ = results.matrices
+        self.cv_results_ = results.cv_results()
+        self.best_index_ = best_index
+        self.best_params_ = candidates[best_index]
+        self.best_score_ = float(results.scores[best_index])
+        if self.refit:
+            best_model = results.best_model
+            _complete_fold(final_estimator(best_model))
+            self.best_estimator_ = (
+                _with_final_step(self.estimator, best_model) if prefix else best_model
+            )
+            self.classes_ = classes
+        return self
+
+    def _check_search(self):
+        """Check the search's own parameters; ``(candidates, scorer, extra)``.
+
+        ``extra`` maps the names of ``task_scoring`` to their scorers.
+        """
         check_sequential_estimator(self.estimator)
         candidates = self._candidate_list()
         scorer = get_sequence_scorer(self.scoring)
@@ -218,40 +269,40 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         if not isinstance(self.refit, (bool, np.bool_)):
             raise ValueError(f"refit must be True or False, got {self.refit!r}.")
         check_progress_bar(self)
-        train_tasks, validation_tasks, classes = check_sequences(
-            train_tasks, validation_tasks, classes, eval_name="validation_tasks"
-        )
-        n_candidates, n_tasks = len(candidates), len(train_tasks)
-        prefix = _uses_fitted_prefix(self.estimator, candidates)
-        # The candidates are clones of `learner`: the final step alone when the
-        # leading steps transform the sequences here, once for all.
-        learner = (
-            Pipeline([self.estimator.steps[-1]], verbose=self.estimator.verbose)
-            if prefix
-            else self.estimator
-        )
-        _check_candidates_can_learn(learner, candidates)
-        level = logging.INFO if self.verbose > 0 else logging.DEBUG
-        if prefix:
-            start = time.perf_counter()
-            train_tasks = [(self.estimator._transform_leading(X), y) for X, y in train_tasks]
-            validation_tasks = [
-                (self.estimator._transform_leading(X), y) for X, y in validation_tasks
-            ]
-            logger.log(
-                level,
-                "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
-                name, [step for step, _ in self.estimator.steps[:-1]],
-                time.perf_counter() - start,
-            )
+        return candidates, scorer, extra
 
+    def _log_level(self):
+        return logging.INFO if self.verbose > 0 else logging.DEBUG
+
+    def _transform_once(self, train_tasks, validation_tasks):
+        """Both sequences through the pipeline's fitted leading steps."""
+        start = time.perf_counter()
+        train_tasks = _transform_leading(self.estimator, train_tasks)
+        validation_tasks = _transform_leading(self.estimator, validation_tasks)
+        logger.log(
+            self._log_level(),
+            "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
+            type(self).__name__, [step for step, _ in self.estimator.steps[:-1]],
+            time.perf_counter() - start,
+        )
+        return train_tasks, validation_tasks
+
+    def _run_candidates(self, learner, candidates, train_tasks, validation_tasks, classes,
+                        scorer, extra):
+        """Evaluate every candidate through joblib; their results as they came.
+
+        Returns
+        -------
+        results : _CandidateResults
+        """
+        name, n_candidates, level = type(self).__name__, len(candidates), self._log_level()
         parallel = Parallel(
             n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch, return_as="generator",
             # Threads, not processes, unless the caller chose a backend:
             # a worker process would compile every program again.
             prefer="threads",
         )
-        results = parallel(
+        outcomes = parallel(
             delayed(_evaluate_candidate)(
                 learner,
                 params,
@@ -266,61 +317,23 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
             )
             for params in candidates
         )
-        # Results arrive in candidate order; only the best model so far is
-        # kept, so memory holds at most a few fitted models at a time.
-        scores = np.empty(n_candidates)
-        fit_times = np.empty(n_candidates)
-        score_times = np.empty(n_candidates)
-        matrices = np.empty((n_candidates, n_tasks, n_tasks))
-        extra_scores = {key: np.empty((n_candidates, n_tasks)) for key in extra}
-        failed = np.zeros(n_candidates, dtype=bool)
-        failures = []
-        best_model, best_score = None, -np.inf
+        # Outcomes arrive in candidate order (a generator, not a list), so
+        # the results keep only the best model so far.
+        results = _CandidateResults(candidates, len(train_tasks), extra)
         with progress_bar(self, total=n_candidates, desc="fit", unit="candidate") as bar:
-            for i, result in enumerate(results):
-                scores[i], matrices[i] = result["score"], result["R"]
-                fit_times[i], score_times[i] = result["fit_time"], result["score_time"]
-                for key in extra:
-                    extra_scores[key][i] = result["extra"][key]
-                if result["error"] is not None:
-                    failed[i] = True
-                    failures.append((candidates[i], result["error"]))
-                elif scores[i] > best_score:
-                    best_model, best_score = result["estimator"], scores[i]
+            for i, outcome in enumerate(outcomes):
+                results.record(i, outcome)
                 logger.log(
                     level, "[%s] candidate %d/%d %s: %s %.4f (%.2f s)",
-                    name, i + 1, n_candidates, candidates[i], scorer.name, scores[i],
-                    fit_times[i], extra={"skcl_candidate": (i + 1, n_candidates)},
+                    name, i + 1, n_candidates, candidates[i], scorer.name, results.scores[i],
+                    results.fit_times[i], extra={"skcl_candidate": (i + 1, n_candidates)},
                 )
-                if np.isfinite(best_score):
-                    bar.set_postfix_str(f"best {scorer.name} {best_score:.4f}", refresh=False)
+                if np.isfinite(results.best_score):
+                    bar.set_postfix_str(
+                        f"best {scorer.name} {results.best_score:.4f}", refresh=False
+                    )
                 bar.update()
-        _warn_failures(failures, n_candidates)
-        valid = ~failed & ~np.isnan(scores)
-        if not valid.any():
-            raise ValueError(
-                f"All {n_candidates} candidates failed or scored NaN; the first "
-                f"error was:\n{failures[0][1] if failures else 'a NaN score'}"
-            )
-
-        self.scorer_ = scorer
-        self.n_tasks_ = n_tasks
-        self.n_candidates_ = n_candidates
-        self.accuracy_matrices_ = matrices
-        self.cv_results_ = _results_dict(
-            candidates, scores, fit_times, score_times, matrices, extra_scores
-        )
-        masked = np.where(valid, scores, -np.inf)
-        self.best_index_ = int(np.argmax(masked))  # the first among ties
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(scores[self.best_index_])
-        if self.refit:
-            _complete_fold(final_estimator(best_model))
-            self.best_estimator_ = (
-                _with_final_step(self.estimator, best_model) if prefix else best_model
-            )
-            self.classes_ = classes
-        return self
+        return results
 
     @available_if(_best_has("predict"))
     def predict(self, X):
@@ -430,8 +443,7 @@ class SequenceGridSearch(_BaseSequenceSearch):
         self.pre_dispatch = pre_dispatch
 
     def _candidate_list(self):
-        grids = _check_grids(self.estimator, self.param_grid, "param_grid", sampled=False)
-        return _check_candidates(self.estimator, list(ParameterGrid(grids)))
+        return _grid_candidates(self.estimator, self.param_grid)
 
 
 class SequenceRandomizedSearch(_BaseSequenceSearch):
@@ -514,272 +526,6 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
         self.pre_dispatch = pre_dispatch
 
     def _candidate_list(self):
-        if (
-            not isinstance(self.n_iter, numbers.Integral)
-            or isinstance(self.n_iter, bool)
-            or self.n_iter < 1
-        ):
-            raise ValueError(f"n_iter must be a positive integer, got {self.n_iter!r}.")
-        grids = _check_grids(
-            self.estimator, self.param_distributions, "param_distributions", sampled=True
+        return _sampled_candidates(
+            self.estimator, self.param_distributions, self.n_iter, self.random_state
         )
-        sampler = ParameterSampler(grids, self.n_iter, random_state=self.random_state)
-        return _check_candidates(self.estimator, list(sampler))
-
-
-def _check_grids(estimator, param_grid, what, *, sampled):
-    """Validate a grid (or distributions) against the estimator; return the list of dicts.
-
-    Unknown names and empty value lists raise here, before anything is
-    trained. ``sampled`` also accepts distributions (objects with ``rvs``).
-    """
-    if isinstance(param_grid, Mapping):
-        grids = [param_grid]
-    elif isinstance(param_grid, Sequence) and not isinstance(param_grid, str):
-        grids = list(param_grid)
-        if not all(isinstance(grid, Mapping) for grid in grids):
-            raise TypeError(f"{what} must be a dict or a list of dicts.")
-    else:
-        raise TypeError(
-            f"{what} must be a dict or a list of dicts, got {type(param_grid).__name__}."
-        )
-    if not grids:
-        raise ValueError(f"{what} is an empty list: there is no candidate to try.")
-    valid = estimator.get_params(deep=True)
-    kinds = "lists or arrays of candidate values" + (
-        " or distributions with an rvs method" if sampled else ""
-    )
-    for grid in grids:
-        for name, values in grid.items():
-            if name not in valid:
-                raise ValueError(
-                    f"Invalid parameter {name!r} in {what} for estimator "
-                    f"{type(estimator).__name__}. Valid parameters are: {sorted(valid)}."
-                )
-            if sampled and hasattr(values, "rvs"):
-                continue
-            if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-                raise TypeError(f"{what} values must be {kinds}; {name!r} maps to {values!r}.")
-            if len(values) == 0:
-                raise ValueError(f"{what} lists no value for {name!r}: the grid is empty.")
-    return grids
-
-
-def _check_candidates(estimator, candidates):
-    """Check every candidate's values with the estimator's own parameter checks."""
-    for params in candidates:
-        candidate = clone(estimator).set_params(**params)
-        check = getattr(final_estimator(candidate), "_check_params", None)
-        if check is not None:
-            try:
-                check()
-            except ValueError as exc:
-                raise ValueError(f"Invalid candidate {params}: {exc}") from exc
-    return candidates
-
-
-def _addresses_final_step(name, final):
-    return name == final or name.startswith(final + "__")
-
-
-def _uses_fitted_prefix(estimator, candidates):
-    """Whether the leading steps can transform the sequences once for all.
-
-    True for an skcl Pipeline whose grid sets only its final step: every
-    candidate then shares the leading steps, and since ``partial_fit``
-    only transforms with them, their output is the same for all.
-
-    Raises
-    ------
-    NotFittedError
-        When the grid sets only the final step but a leading step is not
-        fitted: no candidate could learn anything.
-    """
-    if not isinstance(estimator, Pipeline):
-        return False
-    final = estimator.steps[-1][0]
-    if not all(_addresses_final_step(name, final) for params in candidates for name in params):
-        return False
-    estimator._check_leading_steps_fitted()
-    return True
-
-
-def _check_candidates_can_learn(learner, candidates):
-    """Build every candidate as it will be trained; fail now if one cannot learn.
-
-    A candidate is ``clone(learner).set_params(**params)``, and clone
-    resets a fitted step that is not frozen, so its ``partial_fit`` would
-    raise on the first task in every candidate.
-    """
-    if not isinstance(learner, Pipeline):
-        return
-    final = learner.steps[-1][0]
-    for params in candidates:
-        candidate, original, nested = clone(learner).set_params(**params), learner, False
-        while isinstance(candidate, Pipeline):
-            unfitted = candidate._unfitted_leading_step()
-            if unfitted is not None:
-                _, name, step = unfitted
-                own = dict(getattr(original, "steps", [])).get(name)
-                if own not in (None, "passthrough") and not _is_fitted(own):
-                    # The user's own step is unfitted: cloning is not to blame.
-                    original._check_leading_steps_fitted()
-                if nested:
-                    why = (
-                        f"every candidate is a clone of the final step {final!r}, and "
-                        f"clone resets the fitted steps of a pipeline nested in it unless "
-                        f"they are wrapped in sklearn.frozen.FrozenEstimator."
-                    )
-                else:  # the one-step learner of the fast path has no leading step
-                    leading = sorted(n for n in params if not _addresses_final_step(n, final))
-                    why = (
-                        f"the grid sets {leading}, outside the final step {final!r}, so "
-                        f"every candidate is a clone of the whole pipeline, and clone "
-                        f"resets every fitted step not wrapped in "
-                        f"sklearn.frozen.FrozenEstimator. As the search transforms every "
-                        f"task once with the leading steps, fitted, such a grid may only "
-                        f"change steps that need no fitting (e.g. a FunctionTransformer) or "
-                        f"swap in fitted steps "
-                        f"wrapped in FrozenEstimator; a grid of '{final}__...' "
-                        f"parameters alone uses your fitted steps as they are."
-                    )
-                where = f"the pipeline nested in {final!r}" if nested else "the pipeline"
-                raise NotFittedError(
-                    f"Candidate {params} cannot learn: step {name!r} "
-                    f"({type(step).__name__}) of {where} would not be fitted, and "
-                    f"partial_fit only transforms with it: {why}"
-                )
-            # A pipeline nested as the final step is cloned with the candidate.
-            candidate, nested = candidate.steps[-1][1], True
-            original = getattr(original, "steps", [(None, None)])[-1][1]
-
-
-def _is_fitted(estimator):
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    return True
-
-
-def _with_final_step(pipeline, final_step):
-    """``pipeline`` with its leading steps (the same objects) and a new final step.
-
-    ``final_step`` is the one-step pipeline a candidate trained.
-    """
-    params = pipeline.get_params(deep=False)
-    params["steps"] = list(pipeline.steps[:-1]) + [final_step.steps[-1]]
-    return type(pipeline)(**params)
-
-
-def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
-                        extra, error_score, keep_model, verbose):
-    """Clone, set the parameters, learn the sequence, score it (in a worker).
-
-    ``extra``: the further per-task scores of ``task_scoring``, by name;
-    their last column (after the last training task) is returned.
-    """
-    candidate = clone(estimator).set_params(**params)
-    last = final_estimator(candidate)
-    if verbose and "verbose" in last.get_params():
-        last.set_params(verbose=verbose)
-    n_tasks = len(train_tasks)
-    start = time.perf_counter()
-    try:
-        # Only the best candidate is used after its last task: the others
-        # skip the fold that would prepare a next one; fit() completes the
-        # best one's.
-        with deferred_folds():
-            matrices, fit_time, score_time = _learn(
-                candidate, train_tasks, validation_tasks, classes, scorer.needs_history,
-                {"accuracy": None},
-            )
-        R = matrices["accuracy"]
-        score = scorer(R)
-        if extra:
-            start = time.perf_counter()
-            # Score the trained candidate once more, on the extra scores alone.
-            finals = {
-                name: np.array([float(f(candidate, X, y)) for X, y in validation_tasks])
-                for name, f in extra.items()
-            }
-            score_time += time.perf_counter() - start
-        else:
-            finals = {}
-        error = None
-    except Exception:
-        if error_score == "raise":
-            raise
-        R = np.full((n_tasks, n_tasks), np.nan)
-        fit_time, score_time = time.perf_counter() - start, 0.0
-        score, error = float(error_score), traceback.format_exc()
-        finals = {name: np.full(n_tasks, np.nan) for name in extra}
-    return {
-        "score": score,
-        "R": R,
-        "extra": finals,
-        "fit_time": fit_time,
-        "score_time": score_time,
-        "error": error,
-        "estimator": candidate if keep_model and error is None else None,
-    }
-
-
-def _complete_fold(estimator):
-    """Make the kept candidate an ordinary estimator (see _evaluate_candidate).
-
-    Its deferred last fold is done, exactly as it would have been during
-    training.
-    """
-    complete = getattr(estimator, "_complete_fold", None)  # skcl estimators only
-    if complete is not None:
-        complete()
-
-
-def _warn_failures(failures, n_candidates):
-    if failures:
-        params, message = failures[0]
-        warnings.warn(
-            f"{len(failures)} of the {n_candidates} candidates failed and got "
-            f"error_score. The first, {params}, raised:\n{message}",
-            FitFailedWarning,
-            stacklevel=3,
-        )
-
-
-def _rank(scores):
-    """GridSearchCV's ranks: 1 is best, ties share the smallest, NaN comes last."""
-    if np.isnan(scores).all():
-        return np.ones(len(scores), dtype=np.int32)
-    filled = np.nan_to_num(scores, nan=np.nanmin(scores) - 1)
-    return rankdata(-filled, method="min").astype(np.int32)
-
-
-def _results_dict(candidates, scores, fit_times, score_times, matrices, extra_scores):
-    n_candidates = len(candidates)
-    results = {"params": candidates}
-    names = sorted({name for params in candidates for name in params})
-    for name in names:
-        column = np.ma.MaskedArray(np.empty(n_candidates, dtype=object), mask=True)
-        for i, params in enumerate(candidates):
-            if name in params:
-                column[i] = params[name]
-        results[f"param_{name}"] = column
-    # One split, the validation sequence: means are its values, spreads 0
-    # (NaN where the candidate failed, as np.std of one NaN).
-    zero = np.where(np.isnan(scores), np.nan, 0.0)
-    results["split0_test_score"] = scores
-    results["mean_test_score"] = scores
-    results["std_test_score"] = zero
-    results["rank_test_score"] = _rank(scores)
-    results["mean_fit_time"] = fit_times
-    results["std_fit_time"] = np.zeros(n_candidates)
-    results["mean_score_time"] = score_times
-    results["std_score_time"] = np.zeros(n_candidates)
-    for i in range(matrices.shape[1]):
-        results[f"task{i}_validation_accuracy"] = matrices[:, i, -1]
-    for key, values in extra_scores.items():
-        results[f"validation_{key}"] = values.mean(axis=1)
-        for i in range(values.shape[1]):
-            results[f"task{i}_validation_{key}"] = values[:, i]
-    return results
