@@ -21,8 +21,9 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch
 
-from . import _cifar, _idx, _isic
-from ._home import describe_data_home, get_data_home
+from . import _isic
+from ._image_files import isic_folder
+from ._image_readers import read_cifar_dataset, read_idx_dataset, read_isic_cached
 from ._split import PAPER_SEED, relabel, split_by_class, train_validation_test_split
 
 __all__ = [
@@ -43,166 +44,6 @@ __all__ = [
 
 VALIDATION_SIZE = 0.2
 _PAIRS = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
-_DOWNLOAD_HINT = 'pip install "skcl[download]"'
-
-# ---------------------------------------------------------------------------
-# Sources: where each dataset's files are, and how torchvision fetches them.
-
-_MNIST_FILES = {
-    "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
-    "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
-}
-_IDX_SOURCES = {
-    "MNIST": dict(
-        folder="MNIST/raw", files=_MNIST_FILES, torchvision=("MNIST", {}),
-        target_names=[str(digit) for digit in range(10)],
-        first_label=0, transpose=False,
-    ),
-    "Fashion-MNIST": dict(
-        folder="FashionMNIST/raw", files=_MNIST_FILES,
-        torchvision=("FashionMNIST", {}),
-        target_names=[
-            "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-            "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
-        ],
-        first_label=0, transpose=False,
-    ),
-    "EMNIST Letters": dict(
-        folder="EMNIST/raw",
-        files={
-            split: (f"emnist-letters-{split}-images-idx3-ubyte",
-                    f"emnist-letters-{split}-labels-idx1-ubyte")
-            for split in ("train", "test")
-        },
-        torchvision=("EMNIST", {"split": "letters"}),
-        target_names=[chr(c) for c in range(ord("a"), ord("z") + 1)],
-        # EMNIST numbers the letters 1..26 and stores each image transposed.
-        first_label=1, transpose=True,
-    ),
-}
-_CIFAR_SOURCES = {
-    "CIFAR-10": dict(
-        folder="cifar-10-batches-py",
-        train=[f"data_batch_{i}" for i in range(1, 6)], test=["test_batch"],
-        meta="batches.meta", label_key=b"labels", names_key=b"label_names",
-        torchvision=("CIFAR10", {}), n_classes=10,
-    ),
-    "CIFAR-100": dict(
-        folder="cifar-100-python", train=["train"], test=["test"],
-        meta="meta", label_key=b"fine_labels", names_key=b"fine_label_names",
-        torchvision=("CIFAR100", {}), n_classes=100,
-    ),
-}
-
-
-def _missing_message(name, folder, missing, root, top, *, gz):
-    gz_note = " (each may also be gzipped, with '.gz' appended)" if gz else ""
-    return (
-        f"{name} was not found. Expected in {folder}{gz_note}: "
-        f"{', '.join(missing)}. The data folder came from "
-        f"{describe_data_home(root)}. Either pass download=True to let "
-        f"torchvision fetch it (needs torchvision: {_DOWNLOAD_HINT}), or put "
-        f"the files there yourself, or pass root=... or set the environment "
-        f"variable SKCL_DATA_DIR to the folder that holds {top}/."
-    )
-
-
-def _download(name, home, torchvision_source):
-    """Let torchvision download ``name`` into ``home`` (its own layout)."""
-    try:
-        import torchvision.datasets
-    except ImportError as error:
-        raise ImportError(
-            f"download=True needs torchvision to download {name}: "
-            f"{_DOWNLOAD_HINT}. Or put the files in {home} yourself "
-            "(see the FileNotFoundError without download=True)."
-        ) from error
-    class_name, kwargs = torchvision_source
-    dataset = getattr(torchvision.datasets, class_name)
-    for train in (True, False):
-        dataset(str(home), train=train, download=True, **kwargs)
-
-
-def _require(name, source, root, download, expected, locate, *, gz):
-    """Find the files of a source, downloading them when allowed."""
-    home = get_data_home(root)
-    folder = home / source["folder"]
-    missing = [f for f in expected if locate(folder, f) is None]
-    if missing and download:
-        _download(name, home, source["torchvision"])
-        missing = [f for f in expected if locate(folder, f) is None]
-        if missing:
-            raise FileNotFoundError(
-                f"torchvision's download of {name} did not write "
-                f"{', '.join(missing)} into {folder}."
-            )
-    if missing:
-        top = source["folder"].split("/")[0]
-        raise FileNotFoundError(_missing_message(name, folder, missing, root, top, gz=gz))
-    return folder
-
-
-def _read_idx_dataset(name, root, download):
-    """The official (train, test) splits of an IDX dataset, as read."""
-    source = _IDX_SOURCES[name]
-    expected = [f for pair in source["files"].values() for f in pair]
-    folder = _require(name, source, root, download, expected, _idx.find_idx, gz=True)
-    n_classes = len(source["target_names"])
-    splits = []
-    for split in ("train", "test"):
-        images_name, labels_name = source["files"][split]
-        images_path = _idx.find_idx(folder, images_name)
-        labels_path = _idx.find_idx(folder, labels_name)
-        images = _idx.read_idx(images_path, ndim=3)
-        labels = _idx.read_idx(labels_path, ndim=1).astype(np.int64)
-        if images.dtype != np.uint8:
-            raise ValueError(f"{images_path} holds {images.dtype} pixels, expected uint8.")
-        if len(images) != len(labels):
-            raise ValueError(
-                f"{images_path} holds {len(images)} images but {labels_path} "
-                f"holds {len(labels)} labels."
-            )
-        labels -= source["first_label"]
-        if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-            raise ValueError(
-                f"{labels_path} has labels outside "
-                f"{source['first_label']}..{source['first_label'] + n_classes - 1}."
-            )
-        if source["transpose"]:
-            images = np.ascontiguousarray(images.transpose(0, 2, 1))
-        splits.append((images, labels))
-    return splits, np.array(source["target_names"])
-
-
-def _read_cifar_dataset(name, root, download):
-    """The official (train, test) splits of a CIFAR dataset, as read."""
-    source = _CIFAR_SOURCES[name]
-    expected = [*source["train"], *source["test"], source["meta"]]
-    folder = _require(
-        name, source, root, download, expected,
-        lambda folder, f: (folder / f) if (folder / f).is_file() else None, gz=False,
-    )
-    meta_path = folder / source["meta"]
-    meta = _cifar.read_cifar_batch(meta_path, keys=(source["names_key"],))
-    target_names = _cifar.label_names(meta, source["names_key"], meta_path)
-    if len(target_names) != source["n_classes"]:
-        raise ValueError(
-            f"{meta_path} names {len(target_names)} classes, expected {source['n_classes']}."
-        )
-    splits = []
-    for split in ("train", "test"):
-        parts = []
-        for file_name in source[split]:
-            path = folder / file_name
-            batch = _cifar.read_cifar_batch(path, keys=(b"data", source["label_key"]))
-            images, labels = _cifar.cifar_images(batch, source["label_key"], path)
-            if labels.size and (labels.min() < 0 or labels.max() >= source["n_classes"]):
-                raise ValueError(f"{path} has labels outside 0..{source['n_classes'] - 1}.")
-            parts.append((images, labels))
-        splits.append(
-            (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-        )
-    return splits, target_names
 
 
 def _official_splits(reader, name, root, download, random_state):
@@ -227,65 +68,6 @@ _BCN12_CLASSES = [
     "melanoma metastasis", "nevus", "other", "scar", "seborrheic keratosis",
     "solar lentigo", "squamous cell carcinoma", "vascular lesion",
 ]
-_ISIC_CACHE = "skcl_images_32x32.npz"
-
-
-def _isic_folder(collection, root, download):
-    folder = get_data_home(root) / collection
-    metadata = folder / _isic.METADATA_FILE
-    how = (
-        f"ISIC collections cannot be downloaded by skcl: download the "
-        f"{collection} collection from the ISIC archive (e.g. with its "
-        f"command-line tool, pip install isic-cli, then `isic image download` "
-        f"with the collection's id: it writes the images <isic_id>.jpg and "
-        f"metadata.csv into one folder), then put that folder at {folder}, "
-        f"or pass root=... or set SKCL_DATA_DIR to the folder that holds "
-        f"{collection}/ (now {describe_data_home(root)})."
-    )
-    if download:
-        raise ValueError(f"download=True is not possible for {collection}. {how}")
-    if not metadata.is_file():
-        if (folder / "HAM10000_metadata.csv").is_file():
-            raise ValueError(
-                f"{folder} holds HAM10000_metadata.csv (the Harvard Dataverse "
-                "release), whose code 'akiec' lumps actinic keratosis and "
-                "squamous cell carcinoma together, so HAM-8 and HAM-6 cannot "
-                f"be built from it. {how}"
-            )
-        raise FileNotFoundError(f"{collection} was not found: {metadata} is missing. {how}")
-    return folder
-
-
-def _read_isic_cached(folder, ids, cache):
-    """Images of ``ids``, through an explicit .npz cache when ``cache``."""
-    if not cache:
-        return _isic.read_isic_images(folder, ids)
-    path = folder / _ISIC_CACHE
-    cached_ids = np.array([], dtype=str)
-    cached_images = np.empty((0, _isic.IMAGE_SIZE, _isic.IMAGE_SIZE, 3), np.uint8)
-    if path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as stored:
-                cached_ids, cached_images = stored["isic_id"], stored["images"]
-        except (OSError, ValueError, KeyError) as error:
-            raise ValueError(
-                f"The image cache {path} is unreadable ({error}); delete it "
-                "to rebuild it from the JPEG files."
-            ) from error
-        if cached_images.shape[1:] != (_isic.IMAGE_SIZE, _isic.IMAGE_SIZE, 3) or len(
-            cached_images
-        ) != len(cached_ids):
-            raise ValueError(f"The image cache {path} is inconsistent; delete it to rebuild it.")
-    index = {image_id: i for i, image_id in enumerate(cached_ids.tolist())}
-    todo = [image_id for image_id in dict.fromkeys(ids) if image_id not in index]
-    if todo:
-        cached_ids = np.concatenate([cached_ids, np.array(todo)])
-        cached_images = np.concatenate(
-            [cached_images, _isic.read_isic_images(folder, todo)]
-        )
-        np.savez(path, isic_id=cached_ids, images=cached_images)
-        index = {image_id: i for i, image_id in enumerate(cached_ids.tolist())}
-    return cached_images[[index[image_id] for image_id in ids]]
 
 
 def _isic_splits(collection, classes, used, root, download, random_state, cache):
@@ -295,7 +77,7 @@ def _isic_splits(collection, classes, used, root, download, random_state, cache)
     code splits the whole metadata), so HAM-6 uses the same test images as
     HAM-8; only images of ``used`` classes are read.
     """
-    folder = _isic_folder(collection, root, download)
+    folder = isic_folder(collection, root, download)
     ids, diagnoses = _isic.read_isic_metadata(folder / _isic.METADATA_FILE)
     keep = np.isin(diagnoses, classes)
     absent = [c for c in classes.tolist() if c not in set(diagnoses[keep].tolist())]
@@ -312,7 +94,7 @@ def _isic_splits(collection, classes, used, root, download, random_state, cache)
     )
     parts = [(rows[np.isin(y, used)], y[np.isin(y, used)]) for rows, y in parts]
     needed = np.unique(np.concatenate([rows for rows, _ in parts]))
-    images = _read_isic_cached(folder, ids[needed].tolist(), cache)
+    images = read_isic_cached(folder, ids[needed].tolist(), cache)
     position = np.searchsorted(needed, np.arange(len(ids)))
     return [(images[position[rows]], y) for rows, y in parts]
 
@@ -480,7 +262,7 @@ def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
     ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
     """
-    parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
+    parts, names = _official_splits(read_idx_dataset, "MNIST", root, download, random_state)
     return _pretraining_bunch("MNIST", parts, names, _OFFICIAL, random_state)
 
 
@@ -500,7 +282,7 @@ def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
     """
     parts, names = _official_splits(
-        _read_idx_dataset, "Fashion-MNIST", root, download, random_state
+        read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
     return _pretraining_bunch("Fashion-MNIST", parts, names, _OFFICIAL, random_state)
 
@@ -529,7 +311,7 @@ def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
     ['a', 'b', 'c']
     """
     parts, names = _official_splits(
-        _read_idx_dataset, "EMNIST Letters", root, download, random_state
+        read_idx_dataset, "EMNIST Letters", root, download, random_state
     )
     return _pretraining_bunch("EMNIST Letters", parts, names, _OFFICIAL, random_state)
 
@@ -553,7 +335,7 @@ def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.train[0].shape, data.test[0].shape  # doctest: +SKIP
     ((40000, 32, 32, 3), (10000, 32, 32, 3))
     """
-    parts, names = _official_splits(_read_cifar_dataset, "CIFAR-100", root, download, random_state)
+    parts, names = _official_splits(read_cifar_dataset, "CIFAR-100", root, download, random_state)
     return _pretraining_bunch("CIFAR-100", parts, names, _OFFICIAL, random_state)
 
 
@@ -617,7 +399,7 @@ def load_ci_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
     [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
     """
-    parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
+    parts, names = _official_splits(read_idx_dataset, "MNIST", root, download, random_state)
     return _sequence_bunch(
         "CI Split MNIST", parts, _PAIRS, target_names=names, group_names=names,
         classes=range(10), summary=_OFFICIAL, random_state=random_state,
@@ -641,7 +423,7 @@ def load_di_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.target_names.tolist()  # doctest: +SKIP
     ['even', 'odd']
     """
-    parts, names = _official_splits(_read_idx_dataset, "MNIST", root, download, random_state)
+    parts, names = _official_splits(read_idx_dataset, "MNIST", root, download, random_state)
     return _sequence_bunch(
         "DI Split MNIST", parts, _PAIRS, target_names=["even", "odd"],
         group_names=names, classes=[0, 1], mapping={d: d % 2 for d in range(10)},
@@ -668,7 +450,7 @@ def load_ci_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     (9600, 28, 28)
     """
     parts, names = _official_splits(
-        _read_idx_dataset, "Fashion-MNIST", root, download, random_state
+        read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
     return _sequence_bunch(
         "CI Split Fashion-MNIST", parts, _PAIRS, target_names=names,
@@ -698,7 +480,7 @@ def load_di_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     [[0, 1], [0, 1], [0, 1], [0, 1], [0, 1]]
     """
     parts, names = _official_splits(
-        _read_idx_dataset, "Fashion-MNIST", root, download, random_state
+        read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
     return _sequence_bunch(
         "DI Split Fashion-MNIST", parts, _PAIRS,
@@ -726,7 +508,7 @@ def load_ci_split_cifar10(root=None, *, download=False, random_state=PAPER_SEED)
     >>> data.train[0][0].shape  # doctest: +SKIP
     (8000, 32, 32, 3)
     """
-    parts, names = _official_splits(_read_cifar_dataset, "CIFAR-10", root, download, random_state)
+    parts, names = _official_splits(read_cifar_dataset, "CIFAR-10", root, download, random_state)
     return _sequence_bunch(
         "CI Split CIFAR-10", parts, _PAIRS, target_names=names, group_names=names,
         classes=range(10), summary=_OFFICIAL, random_state=random_state,
@@ -755,7 +537,7 @@ def load_di_split_cifar8(root=None, *, download=False, random_state=PAPER_SEED):
     >>> len(data.train), data.target_names.tolist()  # doctest: +SKIP
     (4, ['vehicle', 'animal'])
     """
-    parts, names = _official_splits(_read_cifar_dataset, "CIFAR-10", root, download, random_state)
+    parts, names = _official_splits(read_cifar_dataset, "CIFAR-10", root, download, random_state)
     mapping = {vehicle: 0 for vehicle, _ in _CIFAR8_PAIRS}
     mapping.update({animal: 1 for _, animal in _CIFAR8_PAIRS})
     return _sequence_bunch(
