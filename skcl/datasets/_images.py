@@ -18,13 +18,11 @@ Images are uint8: (n, 28, 28) for the grayscale datasets and
 """
 
 import numpy as np
-from sklearn.model_selection import train_test_split
-from sklearn.utils import Bunch
 
-from . import _isic
-from ._image_files import isic_folder
-from ._image_readers import read_cifar_dataset, read_idx_dataset, read_isic_cached
-from ._split import PAPER_SEED, relabel, split_by_class, train_validation_test_split
+from ._image_bunches import pretraining_bunch, sequence_bunch
+from ._image_readers import read_cifar_dataset, read_idx_dataset
+from ._image_splits import ISIC_SUMMARY, OFFICIAL_SUMMARY, isic_splits, official_splits
+from ._split import PAPER_SEED
 
 __all__ = [
     "load_mnist",
@@ -42,17 +40,7 @@ __all__ = [
     "load_di_split_ham6",
 ]
 
-VALIDATION_SIZE = 0.2
 _PAIRS = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
-
-
-def _official_splits(reader, name, root, download, random_state):
-    """(train, validation, test) with validation = 20 % of official train."""
-    ((X, y), test), target_names = reader(name, root, download)
-    X_train, X_val, y_train, y_val = train_test_split(
-        X, y, test_size=VALIDATION_SIZE, stratify=y, random_state=random_state
-    )
-    return ((X_train, y_train), (X_val, y_val), test), target_names
 
 
 # ---------------------------------------------------------------------------
@@ -69,97 +57,6 @@ _BCN12_CLASSES = [
     "solar lentigo", "squamous cell carcinoma", "vascular lesion",
 ]
 
-
-def _isic_splits(collection, classes, used, root, download, random_state, cache):
-    """(train, validation, test) of the rows whose class index is in ``used``.
-
-    The split is stratified over all rows of ``classes`` (as the paper's
-    code splits the whole metadata), so HAM-6 uses the same test images as
-    HAM-8; only images of ``used`` classes are read.
-    """
-    folder = isic_folder(collection, root, download)
-    ids, diagnoses = _isic.read_isic_metadata(folder / _isic.METADATA_FILE)
-    keep = np.isin(diagnoses, classes)
-    absent = [c for c in classes.tolist() if c not in set(diagnoses[keep].tolist())]
-    if absent:
-        raise ValueError(
-            f"{folder / _isic.METADATA_FILE} has no image of the class(es) "
-            f"{absent}; is this the {collection} collection?"
-        )
-    ids = ids[keep]
-    index = {c: i for i, c in enumerate(classes.tolist())}
-    labels = np.array([index[d] for d in diagnoses[keep].tolist()], dtype=np.int64)
-    parts = train_validation_test_split(
-        np.arange(len(ids)), labels, random_state=random_state
-    )
-    parts = [(rows[np.isin(y, used)], y[np.isin(y, used)]) for rows, y in parts]
-    needed = np.unique(np.concatenate([rows for rows, _ in parts]))
-    images = read_isic_cached(folder, ids[needed].tolist(), cache)
-    position = np.searchsorted(needed, np.arange(len(ids)))
-    return [(images[position[rows]], y) for rows, y in parts]
-
-
-# ---------------------------------------------------------------------------
-# Bunches.
-
-
-def _sequence_bunch(name, parts, class_groups, *, target_names, group_names,
-                    classes, mapping=None, summary, random_state):
-    sequences = {}
-    for key, part in zip(("train", "validation", "test"), parts):
-        tasks = split_by_class(*part, class_groups)
-        if mapping is not None:
-            table = np.full(max(mapping) + 1, -1, dtype=np.int64)
-            table[list(mapping)] = list(mapping.values())
-            tasks = relabel(tasks, lambda y, table=table: table[y])
-        sequences[key] = tasks
-    task_classes = [[str(group_names[c]) for c in group] for group in class_groups]
-    sizes = {key: [len(y) for _, y in tasks] for key, tasks in sequences.items()}
-    lines = [
-        f"{name}: {len(class_groups)} tasks. {summary}",
-        "Tasks (original classes): "
-        + "; ".join(f"{i + 1}: {' vs '.join(t)}" for i, t in enumerate(task_classes)),
-        f"Labels: {', '.join(f'{c} = {n}' for c, n in zip(classes, target_names))}.",
-        f"Samples per task: train {sizes['train']}, validation "
-        f"{sizes['validation']}, test {sizes['test']} (seed {random_state}).",
-    ]
-    return Bunch(
-        **sequences,
-        classes=np.asarray(classes, dtype=np.int64),
-        target_names=np.asarray(target_names),
-        task_classes=task_classes,
-        name=name,
-        DESCR="\n".join(lines),
-    )
-
-
-def _pretraining_bunch(name, parts, target_names, summary, random_state, **extra):
-    train, validation, test = parts
-    lines = [
-        f"{name}: one task of {len(target_names)} classes. {summary}",
-        f"Samples: train {len(train[1])}, validation {len(validation[1])}, "
-        f"test {len(test[1])} (seed {random_state}).",
-    ]
-    return Bunch(
-        train=train,
-        validation=validation,
-        test=test,
-        classes=np.arange(len(target_names), dtype=np.int64),
-        target_names=np.asarray(target_names),
-        name=name,
-        DESCR="\n".join(lines),
-        **extra,
-    )
-
-
-_OFFICIAL = (
-    "Validation: a stratified 20 % of the official training split; test: "
-    "the official test split."
-)
-_ISIC_SPLIT = (
-    "Images resized to 32x32 (Lanczos). Stratified 20 % test split, then 20 % "
-    "of the rest for validation."
-)
 
 # ---------------------------------------------------------------------------
 # Shared documentation.
@@ -262,8 +159,8 @@ def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
     ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
     """
-    parts, names = _official_splits(read_idx_dataset, "MNIST", root, download, random_state)
-    return _pretraining_bunch("MNIST", parts, names, _OFFICIAL, random_state)
+    parts, names = official_splits(read_idx_dataset, "MNIST", root, download, random_state)
+    return pretraining_bunch("MNIST", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
 @_doc(_PARAMETERS, _PRETRAINING_RETURNS, layout=_FASHION_LAYOUT, shape="(n, 28, 28)", last=9)
@@ -281,10 +178,10 @@ def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
     ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
     """
-    parts, names = _official_splits(
+    parts, names = official_splits(
         read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
-    return _pretraining_bunch("Fashion-MNIST", parts, names, _OFFICIAL, random_state)
+    return pretraining_bunch("Fashion-MNIST", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
 @_doc(
@@ -310,10 +207,10 @@ def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.target_names[:3].tolist()  # doctest: +SKIP
     ['a', 'b', 'c']
     """
-    parts, names = _official_splits(
+    parts, names = official_splits(
         read_idx_dataset, "EMNIST Letters", root, download, random_state
     )
-    return _pretraining_bunch("EMNIST Letters", parts, names, _OFFICIAL, random_state)
+    return pretraining_bunch("EMNIST Letters", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
 @_doc(
@@ -335,8 +232,8 @@ def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.train[0].shape, data.test[0].shape  # doctest: +SKIP
     ((40000, 32, 32, 3), (10000, 32, 32, 3))
     """
-    parts, names = _official_splits(read_cifar_dataset, "CIFAR-100", root, download, random_state)
-    return _pretraining_bunch("CIFAR-100", parts, names, _OFFICIAL, random_state)
+    parts, names = official_splits(read_cifar_dataset, "CIFAR-100", root, download, random_state)
+    return pretraining_bunch("CIFAR-100", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
 @_doc(_ISIC_PARAMETERS, folder="BCN20000")
@@ -371,13 +268,13 @@ def load_bcn12(root=None, *, download=False, random_state=PAPER_SEED, cache=Fals
     True
     """
     classes = np.array(_BCN12_CLASSES)
-    parts = _isic_splits(
+    parts = isic_splits(
         "BCN20000", classes, np.arange(len(classes)), root, download, random_state, cache
     )
     counts = np.bincount(parts[0][1], minlength=len(classes))
     class_weight = {int(c): float(counts.min() / n) for c, n in enumerate(counts)}
-    return _pretraining_bunch(
-        "BCN-12", parts, classes, _ISIC_SPLIT, random_state, class_weight=class_weight
+    return pretraining_bunch(
+        "BCN-12", parts, classes, ISIC_SUMMARY, random_state, class_weight=class_weight
     )
 
 
@@ -399,10 +296,10 @@ def load_ci_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
     [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
     """
-    parts, names = _official_splits(read_idx_dataset, "MNIST", root, download, random_state)
-    return _sequence_bunch(
+    parts, names = official_splits(read_idx_dataset, "MNIST", root, download, random_state)
+    return sequence_bunch(
         "CI Split MNIST", parts, _PAIRS, target_names=names, group_names=names,
-        classes=range(10), summary=_OFFICIAL, random_state=random_state,
+        classes=range(10), summary=OFFICIAL_SUMMARY, random_state=random_state,
     )
 
 
@@ -423,11 +320,11 @@ def load_di_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     >>> data.target_names.tolist()  # doctest: +SKIP
     ['even', 'odd']
     """
-    parts, names = _official_splits(read_idx_dataset, "MNIST", root, download, random_state)
-    return _sequence_bunch(
+    parts, names = official_splits(read_idx_dataset, "MNIST", root, download, random_state)
+    return sequence_bunch(
         "DI Split MNIST", parts, _PAIRS, target_names=["even", "odd"],
         group_names=names, classes=[0, 1], mapping={d: d % 2 for d in range(10)},
-        summary=_OFFICIAL, random_state=random_state,
+        summary=OFFICIAL_SUMMARY, random_state=random_state,
     )
 
 
@@ -449,12 +346,12 @@ def load_ci_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     >>> data.train[0][0].shape  # doctest: +SKIP
     (9600, 28, 28)
     """
-    parts, names = _official_splits(
+    parts, names = official_splits(
         read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
-    return _sequence_bunch(
+    return sequence_bunch(
         "CI Split Fashion-MNIST", parts, _PAIRS, target_names=names,
-        group_names=names, classes=range(10), summary=_OFFICIAL,
+        group_names=names, classes=range(10), summary=OFFICIAL_SUMMARY,
         random_state=random_state,
     )
 
@@ -479,14 +376,14 @@ def load_di_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     >>> [sorted(set(y.tolist())) for _, y in data.train]  # doctest: +SKIP
     [[0, 1], [0, 1], [0, 1], [0, 1], [0, 1]]
     """
-    parts, names = _official_splits(
+    parts, names = official_splits(
         read_idx_dataset, "Fashion-MNIST", root, download, random_state
     )
-    return _sequence_bunch(
+    return sequence_bunch(
         "DI Split Fashion-MNIST", parts, _PAIRS,
         target_names=["first of pair", "second of pair"], group_names=names,
         classes=[0, 1], mapping={c: c % 2 for c in range(10)},
-        summary=_OFFICIAL, random_state=random_state,
+        summary=OFFICIAL_SUMMARY, random_state=random_state,
     )
 
 
@@ -508,10 +405,10 @@ def load_ci_split_cifar10(root=None, *, download=False, random_state=PAPER_SEED)
     >>> data.train[0][0].shape  # doctest: +SKIP
     (8000, 32, 32, 3)
     """
-    parts, names = _official_splits(read_cifar_dataset, "CIFAR-10", root, download, random_state)
-    return _sequence_bunch(
+    parts, names = official_splits(read_cifar_dataset, "CIFAR-10", root, download, random_state)
+    return sequence_bunch(
         "CI Split CIFAR-10", parts, _PAIRS, target_names=names, group_names=names,
-        classes=range(10), summary=_OFFICIAL, random_state=random_state,
+        classes=range(10), summary=OFFICIAL_SUMMARY, random_state=random_state,
     )
 
 
@@ -537,12 +434,12 @@ def load_di_split_cifar8(root=None, *, download=False, random_state=PAPER_SEED):
     >>> len(data.train), data.target_names.tolist()  # doctest: +SKIP
     (4, ['vehicle', 'animal'])
     """
-    parts, names = _official_splits(read_cifar_dataset, "CIFAR-10", root, download, random_state)
+    parts, names = official_splits(read_cifar_dataset, "CIFAR-10", root, download, random_state)
     mapping = {vehicle: 0 for vehicle, _ in _CIFAR8_PAIRS}
     mapping.update({animal: 1 for _, animal in _CIFAR8_PAIRS})
-    return _sequence_bunch(
+    return sequence_bunch(
         "DI Split CIFAR-8", parts, _CIFAR8_PAIRS, target_names=["vehicle", "animal"],
-        group_names=names, classes=[0, 1], mapping=mapping, summary=_OFFICIAL,
+        group_names=names, classes=[0, 1], mapping=mapping, summary=OFFICIAL_SUMMARY,
         random_state=random_state,
     )
 
@@ -567,13 +464,13 @@ def load_ci_split_ham8(root=None, *, download=False, random_state=PAPER_SEED, ca
     (32, 32, 3)
     """
     classes = np.array(_HAM8_CLASSES)
-    parts = _isic_splits(
+    parts = isic_splits(
         "HAM10000", classes, np.arange(8), root, download, random_state, cache
     )
-    return _sequence_bunch(
+    return sequence_bunch(
         "CI Split HAM-8", parts, [[0, 1], [2, 3], [4, 5], [6, 7]],
         target_names=classes, group_names=classes, classes=range(8),
-        summary=_ISIC_SPLIT, random_state=random_state,
+        summary=ISIC_SUMMARY, random_state=random_state,
     )
 
 
@@ -602,11 +499,11 @@ def load_di_split_ham6(root=None, *, download=False, random_state=PAPER_SEED, ca
     """
     classes = np.array(_HAM8_CLASSES)
     used = np.concatenate(_HAM6_PAIRS)
-    parts = _isic_splits("HAM10000", classes, used, root, download, random_state, cache)
+    parts = isic_splits("HAM10000", classes, used, root, download, random_state, cache)
     mapping = {benign: 0 for benign, _ in _HAM6_PAIRS}
     mapping.update({malignant: 1 for _, malignant in _HAM6_PAIRS})
-    return _sequence_bunch(
+    return sequence_bunch(
         "DI Split HAM-6", parts, _HAM6_PAIRS, target_names=["benign", "malignant"],
-        group_names=classes, classes=[0, 1], mapping=mapping, summary=_ISIC_SPLIT,
+        group_names=classes, classes=[0, 1], mapping=mapping, summary=ISIC_SUMMARY,
         random_state=random_state,
     )
