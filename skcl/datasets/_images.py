@@ -20,6 +20,18 @@ Images are uint8: (n, 28, 28) for the grayscale datasets and
 import numpy as np
 
 from ._image_bunches import pretraining_bunch, sequence_bunch
+from ._image_docs import (
+    CIFAR10_LAYOUT,
+    COLOUR,
+    FASHION_LAYOUT,
+    GRAY,
+    ISIC_PARAMETERS,
+    MNIST_LAYOUT,
+    PARAMETERS,
+    PRETRAINING_RETURNS,
+    SEQUENCE_RETURNS,
+    fill_doc,
+)
 from ._image_readers import read_cifar_dataset, read_idx_dataset
 from ._image_splits import ISIC_SUMMARY, OFFICIAL_SUMMARY, isic_splits, official_splits
 from ._split import PAPER_SEED
@@ -57,94 +69,11 @@ _BCN12_CLASSES = [
     "solar lentigo", "squamous cell carcinoma", "vascular lesion",
 ]
 
-
-# ---------------------------------------------------------------------------
-# Shared documentation.
-
-_PARAMETERS = """
-    Parameters
-    ----------
-    root : str or path-like, default=None
-        The data folder (see :func:`get_data_home`): ``root``, else the
-        environment variable ``SKCL_DATA_DIR``, else ``~/skcl_data``.
-        Files are expected in torchvision's layout below it: {layout}.
-    download : bool, default=False
-        When the files are missing, download them with torchvision (needs
-        ``pip install "skcl[download]"``) into that layout. Without it a
-        missing file raises :class:`FileNotFoundError` naming the files
-        expected and where.
-    random_state : int, default=1337
-        Seed of the stratified validation split (the paper's seed).
-"""
-_ISIC_PARAMETERS = """
-    Parameters
-    ----------
-    root : str or path-like, default=None
-        The data folder (see :func:`get_data_home`); the collection is read
-        from ``<root>/{folder}/``: the images ``<isic_id>.jpg`` and the
-        ``metadata.csv`` that the ISIC archive's download tool writes next
-        to them (columns ``isic_id`` and ``diagnosis``; rows of other
-        diagnoses are ignored).
-    download : bool, default=False
-        Must stay False: ISIC data needs a manual download (the error for
-        True or for missing files says where to put it).
-    random_state : int, default=1337
-        Seed of both stratified splits (the paper's seed).
-    cache : bool, default=False
-        Decoding and resizing thousands of JPEGs takes a while (about 5 ms
-        per 600×450 image on a 2-core machine: about a minute for
-        HAM10000, longer for BCN20000's larger images). With True, the resized images are kept in
-        ``<root>/{folder}/skcl_images_32x32.npz`` (no pickle) and read from
-        there next time; delete that file after changing the images.
-"""
-_SEQUENCE_RETURNS = """
-    Returns
-    -------
-    data : :class:`~sklearn.utils.Bunch`
-        ``train``, ``validation``, ``test``: lists of {n_tasks} ``(X, y)``
-        tasks, ``X`` uint8 of shape {shape}, ``y`` int64. ``classes`` (to
-        pass as ``partial_fit(..., classes=...)``), ``target_names``,
-        ``task_classes`` (the original class names of each task), ``name``
-        and ``DESCR``.
-"""
-_PRETRAINING_RETURNS = """
-    Returns
-    -------
-    data : :class:`~sklearn.utils.Bunch`
-        ``train``, ``validation``, ``test``: one ``(X, y)`` pair each,
-        ``X`` uint8 of shape {shape}, ``y`` int64 in 0..{last}.
-        ``classes``, ``target_names``, ``name`` and ``DESCR``.
-"""
-
-
-def _doc(*sections, **fields):
-    def decorate(function):
-        function.__doc__ = function.__doc__.replace(
-            "{sections}", "".join(s.format(**fields) for s in sections)
-        )
-        return function
-
-    return decorate
-
-
-_MNIST_LAYOUT = (
-    "``MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte`` (or ``.gz``)"
-)
-_FASHION_LAYOUT = (
-    "``FashionMNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte`` "
-    "(or ``.gz``)"
-)
-_CIFAR10_LAYOUT = (
-    "``cifar-10-batches-py/{data_batch_1..5, test_batch, batches.meta}``"
-)
-_GRAY = "(n_task_samples, 28, 28)"
-_COLOUR = "(n_task_samples, 32, 32, 3)"
-
 # ---------------------------------------------------------------------------
 # Pre-training tasks.
 
 
-@_doc(_PARAMETERS, _PRETRAINING_RETURNS, layout=_MNIST_LAYOUT, shape="(n, 28, 28)", last=9)
+@fill_doc(PARAMETERS, PRETRAINING_RETURNS, layout=MNIST_LAYOUT, shape="(n, 28, 28)", last=9)
 def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     """MNIST as one 10-class task (offline stand-in for pre-training).
 
@@ -163,7 +92,7 @@ def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     return pretraining_bunch("MNIST", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
-@_doc(_PARAMETERS, _PRETRAINING_RETURNS, layout=_FASHION_LAYOUT, shape="(n, 28, 28)", last=9)
+@fill_doc(PARAMETERS, PRETRAINING_RETURNS, layout=FASHION_LAYOUT, shape="(n, 28, 28)", last=9)
 def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     """Fashion-MNIST as one 10-class task (offline stand-in for pre-training).
 
@@ -184,8 +113,8 @@ def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     return pretraining_bunch("Fashion-MNIST", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
-@_doc(
-    _PARAMETERS, _PRETRAINING_RETURNS, shape="(n, 28, 28)", last=25,
+@fill_doc(
+    PARAMETERS, PRETRAINING_RETURNS, shape="(n, 28, 28)", last=25,
     layout="``EMNIST/raw/emnist-letters-{train,test}-{images-idx3,labels-idx1}-ubyte`` (or ``.gz``)",
 )
 def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
@@ -213,8 +142,8 @@ def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
     return pretraining_bunch("EMNIST Letters", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
-@_doc(
-    _PARAMETERS, _PRETRAINING_RETURNS, shape="(n, 32, 32, 3)", last=99,
+@fill_doc(
+    PARAMETERS, PRETRAINING_RETURNS, shape="(n, 32, 32, 3)", last=99,
     layout="``cifar-100-python/{train, test, meta}``",
 )
 def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
@@ -236,7 +165,7 @@ def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
     return pretraining_bunch("CIFAR-100", parts, names, OFFICIAL_SUMMARY, random_state)
 
 
-@_doc(_ISIC_PARAMETERS, folder="BCN20000")
+@fill_doc(ISIC_PARAMETERS, folder="BCN20000")
 def load_bcn12(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
     """BCN-12: the paper's pre-training task for Split HAM-8 / HAM-6.
 
@@ -282,7 +211,7 @@ def load_bcn12(root=None, *, download=False, random_state=PAPER_SEED, cache=Fals
 # Task sequences.
 
 
-@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_MNIST_LAYOUT, n_tasks=5, shape=_GRAY)
+@fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=MNIST_LAYOUT, n_tasks=5, shape=GRAY)
 def load_ci_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     """CI Split MNIST: 5 tasks of 2 digits, (0, 1), (2, 3), ..., (8, 9).
 
@@ -303,7 +232,7 @@ def load_ci_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     )
 
 
-@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_MNIST_LAYOUT, n_tasks=5, shape=_GRAY)
+@fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=MNIST_LAYOUT, n_tasks=5, shape=GRAY)
 def load_di_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     """DI Split MNIST: even (0) vs odd (1) digits, 5 tasks of 2 digits.
 
@@ -328,7 +257,7 @@ def load_di_split_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     )
 
 
-@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_FASHION_LAYOUT, n_tasks=5, shape=_GRAY)
+@fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=FASHION_LAYOUT, n_tasks=5, shape=GRAY)
 def load_ci_split_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     """CI Split Fashion-MNIST: 5 tasks of 2 classes, (0, 1), ..., (8, 9).
 
@@ -356,7 +285,7 @@ def load_ci_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     )
 
 
-@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_FASHION_LAYOUT, n_tasks=5, shape=_GRAY)
+@fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=FASHION_LAYOUT, n_tasks=5, shape=GRAY)
 def load_di_split_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
     """DI Split Fashion-MNIST: first (0) vs second (1) class of each pair.
 
@@ -387,7 +316,7 @@ def load_di_split_fashion_mnist(root=None, *, download=False, random_state=PAPER
     )
 
 
-@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_CIFAR10_LAYOUT, n_tasks=5, shape=_COLOUR)
+@fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=CIFAR10_LAYOUT, n_tasks=5, shape=COLOUR)
 def load_ci_split_cifar10(root=None, *, download=False, random_state=PAPER_SEED):
     """CI Split CIFAR-10: 5 tasks of 2 classes, (0, 1), ..., (8, 9).
 
@@ -416,7 +345,7 @@ def load_ci_split_cifar10(root=None, *, download=False, random_state=PAPER_SEED)
 _CIFAR8_PAIRS = [[0, 3], [1, 4], [8, 5], [9, 7]]
 
 
-@_doc(_PARAMETERS, _SEQUENCE_RETURNS, layout=_CIFAR10_LAYOUT, n_tasks=4, shape=_COLOUR)
+@fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=CIFAR10_LAYOUT, n_tasks=4, shape=COLOUR)
 def load_di_split_cifar8(root=None, *, download=False, random_state=PAPER_SEED):
     """DI Split CIFAR-8: vehicle (0) vs animal (1), 4 tasks.
 
@@ -444,7 +373,7 @@ def load_di_split_cifar8(root=None, *, download=False, random_state=PAPER_SEED):
     )
 
 
-@_doc(_ISIC_PARAMETERS, _SEQUENCE_RETURNS, folder="HAM10000", n_tasks=4, shape=_COLOUR)
+@fill_doc(ISIC_PARAMETERS, SEQUENCE_RETURNS, folder="HAM10000", n_tasks=4, shape=COLOUR)
 def load_ci_split_ham8(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
     """CI Split HAM-8: 4 tasks of 2 skin conditions from HAM10000.
 
@@ -478,7 +407,7 @@ def load_ci_split_ham8(root=None, *, download=False, random_state=PAPER_SEED, ca
 _HAM6_PAIRS = [[5, 6], [2, 1], [4, 3]]
 
 
-@_doc(_ISIC_PARAMETERS, _SEQUENCE_RETURNS, folder="HAM10000", n_tasks=3, shape=_COLOUR)
+@fill_doc(ISIC_PARAMETERS, SEQUENCE_RETURNS, folder="HAM10000", n_tasks=3, shape=COLOUR)
 def load_di_split_ham6(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
     """DI Split HAM-6: benign (0) vs malignant (1), 3 tasks from HAM10000.
 
