@@ -1,25 +1,16 @@
-"""The paper's image task sequences and pre-training tasks.
+"""The paper's image task sequences, and Split Fashion-MNIST.
 
-Files are read natively (numpy, and pillow for ISIC) from one data folder,
-:func:`get_data_home`, laid out as torchvision lays it out, so the folder
-can be shared with ``torchvision.datasets``. torchvision is needed only to
-download (``download=True``); ISIC collections are downloaded by hand.
-
-Splits follow the paper (appendix A): for datasets that come with an
-official test split (MNIST, Fashion-MNIST, EMNIST, CIFAR), validation is a
-stratified 20 % of the official training split and the test split is the
-official one; the ISIC collections have none, so they are split like Iris:
-a stratified 20 % test split, then 20 % of the rest for validation. Task
-sequences are then cut by class groups (:func:`split_by_class`) and, for
-domain-incremental ones, relabelled (:func:`relabel`).
-
-Images are uint8: (n, 28, 28) for the grayscale datasets and
-(n, 32, 32, 3), channels last, for the colour ones; labels are int64.
+Each loader reads one dataset (:mod:`._image_readers`), splits it as the
+paper does (:mod:`._image_splits`), then cuts every split into tasks by
+class groups (:func:`split_by_class`) and, for domain-incremental
+sequences, relabels the tasks (:func:`relabel`). Images are uint8:
+(n, 28, 28) for the grayscale datasets and (n, 32, 32, 3), channels last,
+for the colour ones; labels are int64.
 """
 
 import numpy as np
 
-from ._image_bunches import pretraining_bunch, sequence_bunch
+from ._image_bunches import sequence_bunch
 from ._image_docs import (
     CIFAR10_LAYOUT,
     COLOUR,
@@ -28,7 +19,6 @@ from ._image_docs import (
     ISIC_PARAMETERS,
     MNIST_LAYOUT,
     PARAMETERS,
-    PRETRAINING_RETURNS,
     SEQUENCE_RETURNS,
     fill_doc,
 )
@@ -37,11 +27,6 @@ from ._image_splits import ISIC_SUMMARY, OFFICIAL_SUMMARY, isic_splits, official
 from ._split import PAPER_SEED
 
 __all__ = [
-    "load_mnist",
-    "load_fashion_mnist",
-    "load_emnist_letters",
-    "load_cifar100",
-    "load_bcn12",
     "load_ci_split_mnist",
     "load_di_split_mnist",
     "load_ci_split_fashion_mnist",
@@ -52,163 +37,15 @@ __all__ = [
     "load_di_split_ham6",
 ]
 
+# The tasks of the ten-class datasets: consecutive pairs of labels.
 _PAIRS = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
 
-
-# ---------------------------------------------------------------------------
-# ISIC collections (HAM10000, BCN20000): a folder of JPEGs and metadata.csv.
-
+# HAM10000's diagnoses, in the paper code's label order.
 _HAM8_CLASSES = [
     "actinic keratosis", "basal cell carcinoma", "dermatofibroma", "melanoma",
     "nevus", "pigmented benign keratosis", "squamous cell carcinoma",
     "vascular lesion",
 ]
-_BCN12_CLASSES = [
-    "actinic keratosis", "basal cell carcinoma", "dermatofibroma", "melanoma",
-    "melanoma metastasis", "nevus", "other", "scar", "seborrheic keratosis",
-    "solar lentigo", "squamous cell carcinoma", "vascular lesion",
-]
-
-# ---------------------------------------------------------------------------
-# Pre-training tasks.
-
-
-@fill_doc(PARAMETERS, PRETRAINING_RETURNS, layout=MNIST_LAYOUT, shape="(n, 28, 28)", last=9)
-def load_mnist(root=None, *, download=False, random_state=PAPER_SEED):
-    """MNIST as one 10-class task (offline stand-in for pre-training).
-
-    Handwritten digits, 60,000 training and 10,000 test images of 28×28.
-    Used to pre-train a feature extractor for Split Fashion-MNIST, standing
-    in for the paper's pairing of a similar pre-training task.
-    {sections}
-    Examples
-    --------
-    >>> from skcl.datasets import load_mnist  # doctest: +SKIP
-    >>> data = load_mnist()  # reads $SKCL_DATA_DIR/MNIST/raw  # doctest: +SKIP
-    >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
-    ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
-    """
-    parts, names = official_splits(read_idx_dataset, "MNIST", root, download, random_state)
-    return pretraining_bunch("MNIST", parts, names, OFFICIAL_SUMMARY, random_state)
-
-
-@fill_doc(PARAMETERS, PRETRAINING_RETURNS, layout=FASHION_LAYOUT, shape="(n, 28, 28)", last=9)
-def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
-    """Fashion-MNIST as one 10-class task (offline stand-in for pre-training).
-
-    Grayscale 28×28 images of clothing, 60,000 training and 10,000 test.
-    Used here to pre-train a feature extractor for Split MNIST when EMNIST
-    Letters (the paper's choice) is not available.
-    {sections}
-    Examples
-    --------
-    >>> from skcl.datasets import load_fashion_mnist  # doctest: +SKIP
-    >>> data = load_fashion_mnist()  # reads $SKCL_DATA_DIR/FashionMNIST/raw  # doctest: +SKIP
-    >>> data.train[0].shape, data.validation[0].shape, data.test[0].shape  # doctest: +SKIP
-    ((48000, 28, 28), (12000, 28, 28), (10000, 28, 28))
-    """
-    parts, names = official_splits(
-        read_idx_dataset, "Fashion-MNIST", root, download, random_state
-    )
-    return pretraining_bunch("Fashion-MNIST", parts, names, OFFICIAL_SUMMARY, random_state)
-
-
-@fill_doc(
-    PARAMETERS, PRETRAINING_RETURNS, shape="(n, 28, 28)", last=25,
-    layout="``EMNIST/raw/emnist-letters-{train,test}-{images-idx3,labels-idx1}-ubyte`` (or ``.gz``)",
-)
-def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
-    """EMNIST Letters: the paper's pre-training task for Split MNIST.
-
-    26 classes of handwritten letters (upper and lower case merged),
-    124,800 training and 20,800 test images of 28×28. The files number the
-    letters 1..26; here ``y`` is 0..25 (``target_names`` ``'a'`` to ``'z'``),
-    as in the paper's code. The files store each image transposed; here the
-    images are transposed back so letters stand upright like MNIST digits
-    (the paper's code used them as stored).
-    {sections}
-    Examples
-    --------
-    >>> from skcl.datasets import load_emnist_letters  # doctest: +SKIP
-    >>> data = load_emnist_letters()  # reads $SKCL_DATA_DIR/EMNIST/raw  # doctest: +SKIP
-    >>> data.train[0].shape, data.test[0].shape  # doctest: +SKIP
-    ((99840, 28, 28), (20800, 28, 28))
-    >>> data.target_names[:3].tolist()  # doctest: +SKIP
-    ['a', 'b', 'c']
-    """
-    parts, names = official_splits(
-        read_idx_dataset, "EMNIST Letters", root, download, random_state
-    )
-    return pretraining_bunch("EMNIST Letters", parts, names, OFFICIAL_SUMMARY, random_state)
-
-
-@fill_doc(
-    PARAMETERS, PRETRAINING_RETURNS, shape="(n, 32, 32, 3)", last=99,
-    layout="``cifar-100-python/{train, test, meta}``",
-)
-def load_cifar100(root=None, *, download=False, random_state=PAPER_SEED):
-    """CIFAR-100: the paper's pre-training task for Split CIFAR-10 / CIFAR-8.
-
-    100 fine classes of natural objects, 50,000 training and 10,000 test
-    colour images of 32×32, none of whose classes is in CIFAR-10. The
-    files are CIFAR's pickled batches, read by a restricted unpickler
-    (see the module ``skcl.datasets._cifar``): load only official files.
-    {sections}
-    Examples
-    --------
-    >>> from skcl.datasets import load_cifar100  # doctest: +SKIP
-    >>> data = load_cifar100()  # reads $SKCL_DATA_DIR/cifar-100-python  # doctest: +SKIP
-    >>> data.train[0].shape, data.test[0].shape  # doctest: +SKIP
-    ((40000, 32, 32, 3), (10000, 32, 32, 3))
-    """
-    parts, names = official_splits(read_cifar_dataset, "CIFAR-100", root, download, random_state)
-    return pretraining_bunch("CIFAR-100", parts, names, OFFICIAL_SUMMARY, random_state)
-
-
-@fill_doc(ISIC_PARAMETERS, folder="BCN20000")
-def load_bcn12(root=None, *, download=False, random_state=PAPER_SEED, cache=False):
-    """BCN-12: the paper's pre-training task for Split HAM-8 / HAM-6.
-
-    Dermatoscopic images of the BCN20000 collection (Hospital Clínic de
-    Barcelona) in 12 diagnoses: actinic keratosis, basal cell carcinoma,
-    dermatofibroma, melanoma, melanoma metastasis, nevus, other, scar,
-    seborrheic keratosis, solar lentigo, squamous cell carcinoma and
-    vascular lesion (labels 0..11 in that order, the paper code's). Strongly
-    imbalanced, hence the class weights of the paper's weighted cross
-    entropy (appendix D).
-    {sections}
-    Returns
-    -------
-    data : :class:`~sklearn.utils.Bunch`
-        ``train``, ``validation``, ``test``: one ``(X, y)`` pair each, ``X``
-        uint8 of shape (n, 32, 32, 3), ``y`` int64 in 0..11; ``classes``,
-        ``target_names``, ``name``, ``DESCR`` and ``class_weight``: a dict
-        ``{class: m / n_class}`` from the training split, with ``n_class``
-        the class's number of training samples and ``m`` the smallest of
-        them (pass it as sample weights when pre-training).
-
-    Examples
-    --------
-    >>> from skcl.datasets import load_bcn12  # doctest: +SKIP
-    >>> data = load_bcn12(cache=True)  # reads $SKCL_DATA_DIR/BCN20000  # doctest: +SKIP
-    >>> data.train[0].shape[1:], len(data.classes)  # doctest: +SKIP
-    ((32, 32, 3), 12)
-    >>> min(data.class_weight.values()) > 0  # doctest: +SKIP
-    True
-    """
-    classes = np.array(_BCN12_CLASSES)
-    parts = isic_splits(
-        "BCN20000", classes, np.arange(len(classes)), root, download, random_state, cache
-    )
-    counts = np.bincount(parts[0][1], minlength=len(classes))
-    class_weight = {int(c): float(counts.min() / n) for c, n in enumerate(counts)}
-    return pretraining_bunch(
-        "BCN-12", parts, classes, ISIC_SUMMARY, random_state, class_weight=class_weight
-    )
-
-
-# ---------------------------------------------------------------------------
-# Task sequences.
 
 
 @fill_doc(PARAMETERS, SEQUENCE_RETURNS, layout=MNIST_LAYOUT, n_tasks=5, shape=GRAY)
