@@ -121,7 +121,8 @@ def isic_splits(collection, classes, used, root, download, random_state, cache):
         np.arange(len(ids)), labels, random_state=random_state
     )
     parts = [(rows[np.isin(y, used)], y[np.isin(y, used)]) for rows, y in parts]
-    # Each image is read once, in row order, however many parts hold it.
+    # The split is drawn on row numbers, before any image is read, so that
+    # only the images kept are decoded, each once, in row order.
     needed = np.unique(np.concatenate([rows for rows, _ in parts]))
     images = read_isic_cached(folder, ids[needed].tolist(), cache)
     position = np.searchsorted(needed, np.arange(len(ids)))
