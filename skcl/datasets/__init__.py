@@ -13,20 +13,22 @@ The image loaders read one data folder, :func:`get_data_home` (argument
 
 from ._classical import load_ci_split_2d_iris, load_ci_split_iris, load_ci_split_wine
 from ._home import get_data_home
-from ._images import (
+from ._image_pretraining import (
     load_bcn12,
+    load_cifar100,
+    load_emnist_letters,
+    load_fashion_mnist,
+    load_mnist,
+)
+from ._image_sequences import (
     load_ci_split_cifar10,
     load_ci_split_fashion_mnist,
     load_ci_split_ham8,
     load_ci_split_mnist,
-    load_cifar100,
     load_di_split_cifar8,
     load_di_split_fashion_mnist,
     load_di_split_ham6,
     load_di_split_mnist,
-    load_emnist_letters,
-    load_fashion_mnist,
-    load_mnist,
 )
 from ._split import (
     PAPER_SEED,
