@@ -31,7 +31,14 @@ from ._model import Model
 from ._networks import MLP, apply_numpy
 from ._surface import SequentialClassifier
 from ._training import minimize, minimize_epochwise
-from ._validation import StrOptions, layer_sizes, positive_int, positive_real, validate_params
+from ._validation import (
+    StrOptions,
+    layer_sizes,
+    positive_int,
+    positive_real,
+    store_parameters,
+    validate_params,
+)
 
 __all__ = ["BaseSequentialClassifier", "SingleClassTaskWarning", "fill_doc"]
 
@@ -169,16 +176,7 @@ class BaseSequentialClassifier(SequentialClassifier):
         grow_classes=False,
         callback=None,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.n_epochs = n_epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.prior_precision = prior_precision
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.verbose = verbose
-        self.grow_classes = grow_classes
-        self.callback = callback
+        store_parameters(self, locals())
 
     # ------------------------------------------------------------------ API
 

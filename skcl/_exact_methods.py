@@ -37,7 +37,7 @@ from ._exact.moments import coarsen, empty_moments, merge
 from ._exact.task import dask_task_moments, is_dask_array, task_moments
 from ._logging import show_skcl_logs
 from ._surface import SequentialClassifier
-from ._validation import Interval, StrOptions
+from ._validation import Interval, StrOptions, store_parameters
 
 __all__ = ["GaussianDiscriminantClassifier", "LeastSquaresClassifier"]
 
@@ -282,13 +282,7 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
 
     def __init__(self, shrinkage="auto", *, covariance="shared", components="class",
                  validation_fraction=0.1, random_state=None, grow_classes=False, verbose=0):
-        self.shrinkage = shrinkage
-        self.covariance = covariance
-        self.components = components
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.grow_classes = grow_classes
-        self.verbose = verbose
+        store_parameters(self, locals())
 
     @property
     def _per_group_scatter(self):
@@ -436,11 +430,7 @@ class LeastSquaresClassifier(_ExactClassifier):
 
     def __init__(self, alpha="auto", *, validation_fraction=0.1, random_state=None,
                  grow_classes=False, verbose=0):
-        self.alpha = alpha
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.grow_classes = grow_classes
-        self.verbose = verbose
+        store_parameters(self, locals())
 
     def _by_class(self, moments):
         """Class moments and each class's target row."""

@@ -2,7 +2,7 @@
 
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation import Neural
-from ._validation import layer_sizes, positive_int, positive_real
+from ._validation import layer_sizes, positive_int, positive_real, store_parameters
 
 __all__ = ["NCClassifier"]
 
@@ -127,26 +127,7 @@ class NCClassifier(BaseSequentialClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.alpha = alpha
-        self.radius = radius
-        self.consolidator_hidden_layer_sizes = consolidator_hidden_layer_sizes
-        self.consolidator_n_steps = consolidator_n_steps
-        self.consolidator_learning_rate = consolidator_learning_rate
-        self.consolidator_sample_size = consolidator_sample_size
-        self.consolidator_l2 = consolidator_l2
-        self.consolidator_target_size = consolidator_target_size
+        store_parameters(self, locals())
 
     def _make_consolidation(self):
         return Neural(

@@ -12,7 +12,7 @@ import numpy as np
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation import OnlineEWC, PathIntegral, Quadratic
 from ._consolidation.curvature import KINDS, STRUCTURES
-from ._validation import Interval, StrOptions, positive_real
+from ._validation import Interval, StrOptions, positive_real, store_parameters
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
@@ -39,19 +39,7 @@ class _QuadraticClassifier(BaseSequentialClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.alpha = alpha
+        store_parameters(self, locals())
 
 
 @fill_doc
@@ -160,22 +148,7 @@ class AQCClassifier(_QuadraticClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            alpha=alpha,
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.curvature = curvature
-        self.structure = structure
-        self.curvature_reduction = curvature_reduction
+        store_parameters(self, locals())
 
     def _make_consolidation(self):
         return Quadratic(float(self.alpha), self.curvature, self.structure,
@@ -318,20 +291,7 @@ class SIClassifier(_QuadraticClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            alpha=alpha,
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.damping = damping
+        store_parameters(self, locals())
 
     def _make_consolidation(self):
         return PathIntegral(float(self.alpha), float(self.damping))
@@ -407,20 +367,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            alpha=alpha,
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.decay = decay
+        store_parameters(self, locals())
 
     def _make_consolidation(self):
         return OnlineEWC(float(self.alpha), decay=float(self.decay))

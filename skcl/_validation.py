@@ -23,10 +23,31 @@ __all__ = [
     "positive_real",
     "validate_params",
     "layer_sizes",
+    "store_parameters",
 ]
 
 positive_int = Interval(Integral, 1, None, closed="left")
 positive_real = Interval(Real, 0, None, closed="neither")
+
+
+def store_parameters(estimator, arguments):
+    """Set each ``__init__`` argument as the attribute of the same name.
+
+    scikit-learn reads an estimator's parameters from the signature of its
+    ``__init__``, so every estimator spells its signature out in full;
+    with this its body need not repeat the names once more, as
+    assignments or as a ``super().__init__`` call.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    arguments : dict
+        The ``locals()`` of ``__init__``, taken before anything else is
+        bound there.
+    """
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 def validate_params(estimator):

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _likelihoods
 from ._base import BaseSequentialClassifier, fill_doc
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
-from ._validation import positive_int
+from ._validation import positive_int, store_parameters
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
 
@@ -58,20 +58,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.n_train_samples = n_train_samples
-        self.n_predict_samples = n_predict_samples
+        store_parameters(self, locals())
 
     # ------------------------------------------------------- subclass hooks
 
@@ -235,21 +222,7 @@ class GMVCLClassifier(_VariationalClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            n_train_samples=n_train_samples,
-            n_predict_samples=n_predict_samples,
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.n_components = n_components
+        store_parameters(self, locals())
 
     _parameter_constraints = {
         **_VariationalClassifier._parameter_constraints,
@@ -338,22 +311,7 @@ class GSFSVIClassifier(_VariationalClassifier):
         grow_classes=False,
         callback=None,
     ):
-        super().__init__(
-            n_train_samples=n_train_samples,
-            n_predict_samples=n_predict_samples,
-            hidden_layer_sizes=hidden_layer_sizes,
-            n_epochs=n_epochs,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            prior_precision=prior_precision,
-            class_weight=class_weight,
-            random_state=random_state,
-            verbose=verbose,
-            grow_classes=grow_classes,
-            callback=callback,
-        )
-        self.n_inducing_points = n_inducing_points
-        self.inducing_bounds = inducing_bounds
+        store_parameters(self, locals())
 
     _parameter_constraints = {
         **_VariationalClassifier._parameter_constraints,

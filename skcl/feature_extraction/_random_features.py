@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, StrOptions, validate_params
+from .._validation import Interval, StrOptions, validate_params, store_parameters
 
 __all__ = ["RandomFeatures"]
 
@@ -83,12 +83,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
     def __init__(self, n_components=2000, *, activation="relu", scale=1.0, bias="normal",
                  dtype="float32", random_state=None):
-        self.n_components = n_components
-        self.activation = activation
-        self.scale = scale
-        self.bias = bias
-        self.dtype = dtype
-        self.random_state = random_state
+        store_parameters(self, locals())
 
     def fit(self, X, y=None):
         """Draw W and b for X's number of features (X's values are not used).
