@@ -410,13 +410,13 @@ def _run(args, rp, methods, figure, extra_columns):
 
 
 def _write_accuracy_matrices(rows, path):
-    from .experiments.report import write_accuracy_matrices
+    from .reproduce._report import write_accuracy_matrices
 
     return write_accuracy_matrices(rows, path)
 
 
 def _write_figure(rp, models, args):
-    from .experiments.report import write_figure2
+    from .reproduce._report import write_figure2
 
     return write_figure2(models, args.model, args.output)
 

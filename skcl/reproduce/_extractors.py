@@ -4,7 +4,7 @@ import logging
 import time
 from pathlib import Path
 
-from .sequences import PRETRAINING
+from ._sequences import PRETRAINING
 
 __all__ = ["pretrained_extractor", "transform_tasks"]
 

@@ -20,10 +20,10 @@ from ..metrics import average_forgetting, expected_calibration_error, task_accur
 from ..model_selection import SequenceGridSearch, learn_task_sequence
 from ..model_selection._sequence import is_skcl_classifier
 from ..pipeline import make_pipeline
-from .extractors import _say, pretrained_extractor, transform_tasks
-from .registry import METHODS
-from .report import _fmt, _reached, summarize
-from .sequences import PRETRAINING, SEQUENCES, column_label, columns_for
+from ._extractors import _say, pretrained_extractor, transform_tasks
+from ._registry import METHODS
+from ._report import _fmt, _reached, summarize
+from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for
 
 __all__ = ["PROTOCOLS", "reproduce", "run_column"]
 
@@ -194,6 +194,10 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     return rows, models
 
 
+#: How :func:`run_column` picks each method's setting: "tuned" is the
+#: paper's protocol (its grid, chosen on the validation sequence);
+#: "defaults" trains each estimator at its defaults, with no validation
+#: sequence, as a user with a stream and no future tasks would.
 PROTOCOLS = ("tuned", "defaults")
 
 

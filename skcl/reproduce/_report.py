@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .registry import METHODS
-from .sequences import SEQUENCES, columns_for
+from ._registry import METHODS
+from ._sequences import SEQUENCES, columns_for
 
 __all__ = ["FIGURE_ROWS", "environment", "environment_line", "format_table", "summarize",
            "write_accuracy_matrices", "write_figure2", "write_results"]
@@ -376,6 +376,18 @@ def environment():
     Returns
     -------
     dict
+        Versions of skcl and of what it computes with, Python, the
+        processor (``machine``, ``cpu``, ``cpu_count``), JAX's backend and
+        the date.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import environment
+    >>> env = environment()
+    >>> sorted(env)[:4]
+    ['cpu', 'cpu_count', 'date', 'jax']
+    >>> env["jax_backend"] in ("cpu", "gpu", "tpu")
+    True
     """
     import jax
     import jaxlib
@@ -475,7 +487,7 @@ def write_figure2(models, model, output):
     ----------
     models : dict
         (sequence, model) → {method name → fitted estimator}, as
-        :func:`~skcl.experiments.runner.reproduce` returns.
+        :func:`~skcl.reproduce.reproduce` returns.
     model : {"sr", "fcnn", "both"}
         The rows to draw.
     output : str or path-like

@@ -1,12 +1,12 @@
 """The paper's experiments: Table I's task sequences, methods and grids.
 
-One module per job: :mod:`.registry` (the methods, their grids and the
-paper's numbers), :mod:`.sequences` (the task sequences and their training
-and pre-training settings), :mod:`.extractors` (pre-training and caching
-the frozen extractor of an image sequence), :mod:`.runner` (running
-columns and seeds) and :mod:`.report` (summaries, tables, files and
-figures). ``skcl reproduce`` is the command line; :mod:`skcl.reproduce`
-keeps the names importable from where they used to live.
+One private module per job: ``_registry`` (the methods, their grids and
+the paper's numbers), ``_sequences`` (the task sequences and their
+training and pre-training settings), ``_extractors`` (pre-training and
+caching the frozen extractor of an image sequence), ``_runner`` (running
+columns and seeds) and ``_report`` (summaries, tables, files and figures);
+this package's namespace is the public one. ``skcl reproduce`` is the
+command line.
 
 The protocol (paper, section IV and appendix D): for each method, every
 hyperparameter setting of its grid learns the training task sequence and
@@ -39,9 +39,9 @@ seeds; :func:`summarize` gives each cell's mean, sample standard deviation
 and range over them, and how many seeds reach the paper's number.
 """
 
-from .extractors import pretrained_extractor
-from .registry import LAMBDAS, METHODS, Method, select_methods
-from .report import (
+from ._extractors import pretrained_extractor
+from ._registry import LAMBDAS, METHODS, Method, select_methods
+from ._report import (
     environment,
     environment_line,
     format_table,
@@ -50,8 +50,8 @@ from .report import (
     write_figure2,
     write_results,
 )
-from .runner import PROTOCOLS, reproduce, run_column
-from .sequences import (
+from ._runner import PROTOCOLS, reproduce, run_column
+from ._sequences import (
     GROUPS,
     MODELS,
     PRETRAINING,
@@ -63,27 +63,20 @@ from .sequences import (
 )
 
 __all__ = [
-    "GROUPS",
-    "LAMBDAS",
     "METHODS",
-    "MODELS",
+    "SEQUENCES",
+    "GROUPS",
     "PRETRAINING",
     "PROTOCOLS",
-    "SEQUENCES",
     "Method",
     "Pretraining",
     "TaskSequence",
-    "column_label",
     "columns_for",
     "environment",
-    "environment_line",
     "format_table",
     "pretrained_extractor",
     "reproduce",
     "run_column",
-    "select_methods",
     "summarize",
-    "write_accuracy_matrices",
-    "write_figure2",
     "write_results",
 ]
