@@ -365,6 +365,8 @@ def _reproduce(args):
 
 
 def _run(args, rp, methods, figure, extra_columns):
+    from .reproduce._report import environment_line
+
     # One seed: the call, the files and the table as before --seeds existed.
     seeds = {"n_seeds": args.seeds} if args.seeds > 1 else {}
     protocol = "defaults" if args.defaults else "tuned"
@@ -402,7 +404,7 @@ def _run(args, rp, methods, figure, extra_columns):
     if figure:
         paths["png"] = _write_figure(rp, models, args)
     print(rp.format_table(rows))
-    print(f"Environment: {rp.environment_line(rp.environment())}.")
+    print(f"Environment: {environment_line(rp.environment())}.")
     runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
     print(f"\nWall time {elapsed:.1f} s{runs}. Results: "
           + ", ".join(str(p) for p in paths.values()))

@@ -40,27 +40,10 @@ and range over them, and how many seeds reach the paper's number.
 """
 
 from ._extractors import pretrained_extractor
-from ._registry import LAMBDAS, METHODS, Method, select_methods
-from ._report import (
-    environment,
-    environment_line,
-    format_table,
-    summarize,
-    write_accuracy_matrices,
-    write_figure2,
-    write_results,
-)
+from ._registry import METHODS, Method, select_methods
+from ._report import environment, format_table, summarize, write_results
 from ._runner import PROTOCOLS, reproduce, run_column
-from ._sequences import (
-    GROUPS,
-    MODELS,
-    PRETRAINING,
-    SEQUENCES,
-    Pretraining,
-    TaskSequence,
-    column_label,
-    columns_for,
-)
+from ._sequences import GROUPS, PRETRAINING, SEQUENCES, Pretraining, TaskSequence, columns_for
 
 __all__ = [
     "METHODS",
@@ -77,6 +60,7 @@ __all__ = [
     "pretrained_extractor",
     "reproduce",
     "run_column",
+    "select_methods",
     "summarize",
     "write_results",
 ]

@@ -149,7 +149,29 @@ METHODS = (
 
 
 def select_methods(names=None):
-    """Methods of :data:`METHODS` by (case-insensitive) name, in Table I order."""
+    """Methods of :data:`METHODS` by (case-insensitive) key, in Table I order.
+
+    Parameters
+    ----------
+    names : list of str or None
+        Keys such as ``"aqc"`` or ``"exact-gaussian"`` (``Method.key``;
+        ``skcl reproduce --methods`` takes the same), or None for all.
+
+    Returns
+    -------
+    list of Method
+
+    Raises
+    ------
+    ValueError
+        For a name that is no method's key.
+
+    Examples
+    --------
+    >>> from skcl.reproduce import select_methods
+    >>> [m.name for m in select_methods(["exact-gaussian", "AQC"])]
+    ['AQC', 'Exact Gaussian']
+    """
     if not names:
         return list(METHODS)
     by_key = {m.key: m for m in METHODS}

@@ -219,9 +219,9 @@ def format_table(rows):
     >>> rows, _ = run_column("ci-split-iris", "sr", [m for m in METHODS if m.name == "Joint"])
     >>> print(format_table(rows))
     Test final average accuracy (%): ours / paper's Table I / paper's code on 2 cores
-    method        Iris SR
-             ours / paper / ref
-    Joint  96.67 / 96.67 / 96.67
+    method         Iris SR
+              ours / paper / ref
+    Joint   96.67 / 96.67 / 96.67
 
     Several seeds:
 
@@ -260,7 +260,7 @@ def format_table(rows):
             [method.ljust(name_width)]
             + [cells.get((method, column), "").rjust(width) for column in columns]
         ))
-    return "\n".join(lines + _footnotes(rows))
+    return "\n".join([line.rstrip() for line in lines] + _footnotes(rows))
 
 
 _CSV_FIELDS = [
