@@ -365,7 +365,7 @@ def _reproduce(args):
 
 
 def _run(args, rp, methods, figure, extra_columns):
-    from .reproduce._report import environment_line
+    from .reproduce._files import environment_line
 
     # One seed: the call, the files and the table as before --seeds existed.
     seeds = {"n_seeds": args.seeds} if args.seeds > 1 else {}
@@ -412,13 +412,13 @@ def _run(args, rp, methods, figure, extra_columns):
 
 
 def _write_accuracy_matrices(rows, path):
-    from .reproduce._report import write_accuracy_matrices
+    from .reproduce._files import write_accuracy_matrices
 
     return write_accuracy_matrices(rows, path)
 
 
 def _write_figure(rp, models, args):
-    from .reproduce._report import write_figure2
+    from .reproduce._files import write_figure2
 
     return write_figure2(models, args.model, args.output)
 

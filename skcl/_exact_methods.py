@@ -34,6 +34,7 @@ from ._exact.least_squares import (
     heldout_squared_error,
 )
 from ._exact.moments import coarsen, empty_moments, merge
+from ._docstrings import fill_doc
 from ._exact.task import dask_task_moments, is_dask_array, task_moments
 from ._logging import show_skcl_logs
 from ._surface import SequentialClassifier
@@ -42,34 +43,6 @@ from ._validation import Interval, StrOptions, store_parameters
 __all__ = ["GaussianDiscriminantClassifier", "LeastSquaresClassifier"]
 
 logger = logging.getLogger("skcl.estimators")
-
-_EXACT_PARAMS_DOC = """
-    validation_fraction : float in [0, 1), default=0.1
-        Share of each task's rows held out *as statistics only* (their
-        moments, never the rows) to choose the hyperparameter marked
-        "auto" by the exact held-out score over every task seen so far.
-        Which rows is a seeded hash of each row's values, so any split of
-        the same data into tasks and chunks holds out the same rows. After
-        the choice the held-out moments join the others: predictions use
-        every row. 0 holds out nothing ("auto" then takes a fixed value).
-    random_state : int, RandomState instance or None, default=None
-        Seeds the hash that picks the held-out rows (nothing else is
-        random). An int gives identical results run to run.
-    grow_classes : bool, default=False
-        Let the classes grow: the first ``partial_fit`` may omit
-        ``classes`` and a later call may bring new labels. Nothing is
-        approximated either way: a class is a group of sums, so declared
-        and grown classes predict identically.
-    verbose : int, default=0
-        Log one line per task to the ``skcl.estimators`` logger when
-        positive.
-"""
-
-
-def _fill_doc(cls):
-    cls.__doc__ = cls.__doc__.replace("{exact}", _EXACT_PARAMS_DOC.strip("\n"))
-    return cls
-
 
 class _ExactClassifier(SequentialClassifier):
     """A task adds its moments; the classifier is solved from them in closed form."""
@@ -189,7 +162,7 @@ def _choose(grid, scores, fallback, better):
     return grid[int(np.argmax(finite) if better == "max" else np.argmin(finite))]
 
 
-@_fill_doc
+@fill_doc
 class GaussianDiscriminantClassifier(_ExactClassifier):
     """Gaussian class-conditionals learned task by task, exactly.
 
@@ -363,7 +336,7 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
         return self.classes_[np.argmax(log_proba, axis=1)]
 
 
-@_fill_doc
+@fill_doc
 class LeastSquaresClassifier(_ExactClassifier):
     """Ridge regression on class targets, learned task by task, exactly.
 

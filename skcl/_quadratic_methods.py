@@ -9,7 +9,8 @@ from numbers import Real
 
 import numpy as np
 
-from ._base import BaseSequentialClassifier, fill_doc
+from ._base import BaseSequentialClassifier
+from ._docstrings import fill_doc
 from ._consolidation import OnlineEWC, PathIntegral, Quadratic
 from ._consolidation.curvature import KINDS, STRUCTURES
 from ._validation import Interval, StrOptions, positive_real, store_parameters

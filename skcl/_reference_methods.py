@@ -1,6 +1,7 @@
 """The two reference methods that bound the others: fine-tuning and joint."""
 
-from ._base import BaseSequentialClassifier, fill_doc
+from ._base import BaseSequentialClassifier
+from ._docstrings import fill_doc
 from ._consolidation import Prior, Replay
 
 __all__ = ["FineTuningClassifier", "JointClassifier"]

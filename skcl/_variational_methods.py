@@ -12,21 +12,12 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _likelihoods
-from ._base import BaseSequentialClassifier, fill_doc
+from ._base import BaseSequentialClassifier
+from ._docstrings import fill_doc
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
 from ._validation import positive_int, store_parameters
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
-
-_VI_PARAMS_DOC = """
-    n_train_samples : int, default=10
-        Monte Carlo samples of θ per minibatch step for the expected NLL
-        (the paper's code: 10).
-    n_predict_samples : int, default=100
-        Samples of θ from the posterior averaged by ``predict_proba`` (the
-        paper's code: 100). They are drawn once per task from
-        ``random_state``, so predictions are deterministic.
-"""
 
 # Index folded into a task's key for the prediction samples; the training
 # loop uses keys split from the same task key.
@@ -355,6 +346,3 @@ class GSFSVIClassifier(_VariationalClassifier):
         check_is_fitted(self)
         return self.consolidation_.high
 
-
-for _cls in (GVCLClassifier, GMVCLClassifier, GSFSVIClassifier):
-    _cls.__doc__ = _cls.__doc__.replace("{vi}", _VI_PARAMS_DOC.strip("\n"))

@@ -4,7 +4,8 @@ One private module per job: ``_registry`` (the methods, their grids and
 the paper's numbers), ``_sequences`` (the task sequences and their
 training and pre-training settings), ``_extractors`` (pre-training and
 caching the frozen extractor of an image sequence), ``_runner`` (running
-columns and seeds) and ``_report`` (summaries, tables, files and figures);
+columns and seeds), ``_tables`` (summaries and the printed table) and
+``_files`` (CSV/JSON/text results, their environment, figures);
 this package's namespace is the public one. ``skcl reproduce`` is the
 command line.
 
@@ -41,7 +42,8 @@ and range over them, and how many seeds reach the paper's number.
 
 from ._extractors import pretrained_extractor
 from ._registry import METHODS, Method, select_methods
-from ._report import environment, format_table, summarize, write_results
+from ._files import environment, write_results
+from ._tables import format_table, summarize
 from ._runner import PROTOCOLS, reproduce, run_column
 from ._sequences import GROUPS, PRETRAINING, SEQUENCES, Pretraining, TaskSequence, columns_for
 
