@@ -24,20 +24,13 @@ import time
 import zipfile
 from pathlib import Path
 
+# The registries import only the standard library: parsing stays light.
+from .reproduce._registry import METHODS
+from .reproduce._sequences import GROUPS, PRETRAINING, SEQUENCES
+
 __all__ = ["main"]
 
 
-# The registries' names, spelt out so that parsing imports nothing heavy;
-# tests/test_cli.py checks them against skcl.reproduce.
-_SEQUENCES = [
-    "ci-split-2d-iris", "ci-split-cifar10", "ci-split-fashion-mnist", "ci-split-ham8",
-    "ci-split-iris", "ci-split-mnist", "ci-split-mnist-mlp", "ci-split-wine", "di-split-cifar8",
-    "di-split-fashion-mnist", "di-split-ham6", "di-split-mnist", "di-split-mnist-mlp",
-]
-_GROUPS = ["classical", "fashion-mnist", "images", "mnist", "mnist-mlp"]
-_METHOD_KEYS = ["joint", "fine-tuning", "g-vcl", "gm-vcl", "g-sfsvi", "ewc", "si", "aqc", "nc",
-                "exact-gaussian", "exact-least-squares", "gaussiannb", "sgd-log-loss"]
-_PRETRAINING = ["bcn-12", "cifar-100", "emnist-letters", "fashion-mnist", "mnist"]
 # Sequences and pre-training tasks read from ISIC images, which need pillow.
 _ISIC = {"ci-split-ham8", "di-split-ham6", "bcn-12"}
 
@@ -119,14 +112,14 @@ def _parser():
     )
     rep.add_argument(
         "sequence",
-        choices=_SEQUENCES + _GROUPS,
+        choices=sorted(SEQUENCES) + sorted(GROUPS),
         help="task sequence; 'classical' is Table I(a) (Iris and Wine, SR and FCNN), "
              "'images' Table I(b), 'mnist' its CI and DI Split MNIST columns",
     )
     rep.add_argument("--model", choices=["sr", "fcnn", "both"], default="both",
                      help="softmax regression, the paper's FCNN, or both (default)")
     rep.add_argument("--methods", nargs="+", metavar="METHOD",
-                     help=f"subset of {_METHOD_KEYS} (default: all)")
+                     help=f"subset of {[m.key for m in METHODS]} (default: all)")
     rep.add_argument("--output", default="results", metavar="DIR",
                      help="folder for the results, created if missing (default: ./results)")
     rep.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
@@ -154,9 +147,10 @@ def _parser():
         "every method learns one dense layer on its features. Pre-trained weights are kept "
         "in the output folder and reused by later runs.",
     )
-    images.add_argument("--pretrain", choices=_PRETRAINING, metavar="TASK",
-                        help="pre-training task (default: the paper's; e.g. fashion-mnist "
-                             "stands in for emnist-letters offline)")
+    images.add_argument("--pretrain", choices=sorted(PRETRAINING), metavar="TASK",
+                        help=f"pre-training task, one of {', '.join(sorted(PRETRAINING))} "
+                             "(default: the paper's; e.g. fashion-mnist stands in for "
+                             "emnist-letters offline)")
     images.add_argument("--extractor-weights", metavar="FILE",
                         help="load the extractor from this .npz (written by "
                              "PretrainedFeatureExtractor.save_weights) instead of pre-training")

@@ -40,12 +40,30 @@ seeds; :func:`summarize` gives each cell's mean, sample standard deviation
 and range over them, and how many seeds reach the paper's number.
 """
 
-from ._extractors import pretrained_extractor
-from ._registry import METHODS, Method, select_methods
-from ._files import environment, write_results
-from ._tables import format_table, summarize
-from ._runner import PROTOCOLS, reproduce, run_column
-from ._sequences import GROUPS, PRETRAINING, SEQUENCES, Pretraining, TaskSequence, columns_for
+import importlib
+
+# Imported on first use (PEP 562): the command line reads the registries
+# (_registry, _sequences) to parse its arguments, without the runner's
+# JAX and scikit-learn.
+_LAZY = {
+    "METHODS": "._registry",
+    "Method": "._registry",
+    "select_methods": "._registry",
+    "GROUPS": "._sequences",
+    "PRETRAINING": "._sequences",
+    "SEQUENCES": "._sequences",
+    "Pretraining": "._sequences",
+    "TaskSequence": "._sequences",
+    "columns_for": "._sequences",
+    "pretrained_extractor": "._extractors",
+    "PROTOCOLS": "._runner",
+    "reproduce": "._runner",
+    "run_column": "._runner",
+    "format_table": "._tables",
+    "summarize": "._tables",
+    "environment": "._files",
+    "write_results": "._files",
+}
 
 __all__ = [
     "METHODS",
@@ -66,3 +84,15 @@ __all__ = [
     "summarize",
     "write_results",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

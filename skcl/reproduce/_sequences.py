@@ -4,17 +4,31 @@ One :class:`TaskSequence` per sequence (its loader, the paper's learning
 rate, epochs, batch size and FCNN, and for image sequences the
 pre-training tasks that may give its extractor, :data:`PRETRAINING`), and
 the named groups of columns. Adding a task sequence is one entry of
-:data:`SEQUENCES`.
+:data:`SEQUENCES`: the command line reads its choices from here (which is
+why the loaders are imported when first called, not with this module).
 """
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from .. import datasets
-
 __all__ = ["GROUPS", "MODELS", "PRETRAINING", "Pretraining", "SEQUENCES", "TaskSequence",
            "column_label", "columns_for"]
+
+
+def _dataset(name):
+    """``skcl.datasets.<name>``, imported when first called.
+
+    ``skcl reproduce`` parses its arguments against these registries;
+    importing the datasets with them (scikit-learn's among them) would add
+    seconds to every ``skcl --help``.
+    """
+    def load(*args, **kwargs):
+        from .. import datasets
+
+        return getattr(datasets, name)(*args, **kwargs)
+
+    load.__name__ = load.__qualname__ = name
+    load.__doc__ = f"skcl.datasets.{name}, imported when first called."
+    return load
 
 
 @dataclass(frozen=True)
@@ -55,11 +69,11 @@ class Pretraining:
 PRETRAINING = {
     option.key: option
     for option in [
-        Pretraining("emnist-letters", "EMNIST Letters", datasets.load_emnist_letters, "cnn4", 0.01),
-        Pretraining("fashion-mnist", "Fashion-MNIST", datasets.load_fashion_mnist, "cnn4", 0.01),
-        Pretraining("mnist", "MNIST", datasets.load_mnist, "cnn4", 0.01),
-        Pretraining("cifar-100", "CIFAR-100", datasets.load_cifar100, "gn_resnet18", 0.001),
-        Pretraining("bcn-12", "BCN-12", datasets.load_bcn12, "gn_resnet18", 0.0001),
+        Pretraining("emnist-letters", "EMNIST Letters", _dataset("load_emnist_letters"), "cnn4", 0.01),
+        Pretraining("fashion-mnist", "Fashion-MNIST", _dataset("load_fashion_mnist"), "cnn4", 0.01),
+        Pretraining("mnist", "MNIST", _dataset("load_mnist"), "cnn4", 0.01),
+        Pretraining("cifar-100", "CIFAR-100", _dataset("load_cifar100"), "gn_resnet18", 0.001),
+        Pretraining("bcn-12", "BCN-12", _dataset("load_bcn12"), "gn_resnet18", 0.0001),
     ]
 }
 """Pre-training tasks by command-line name."""
@@ -151,6 +165,8 @@ def _pixels(loader):
     28×28 uint8 image becomes 784 float32 features.
     """
     def load(root=None, *, download=False):
+        import numpy as np
+
         data = loader(root, download=download)
         for split in ("train", "validation", "test"):
             data[split] = [
@@ -200,27 +216,27 @@ def _image(key, label, loader, learning_rate, pretraining):
 SEQUENCES = {
     seq.key: seq
     for seq in [
-        TaskSequence("ci-split-iris", "Iris", datasets.load_ci_split_iris, 0.1, (4,)),
-        TaskSequence("ci-split-wine", "Wine", datasets.load_ci_split_wine, 0.01, (16,)),
-        TaskSequence("ci-split-2d-iris", "2D Iris", datasets.load_ci_split_2d_iris, 0.1, (4,)),
-        _image("ci-split-mnist", "CI MNIST", datasets.load_ci_split_mnist, 0.01,
+        TaskSequence("ci-split-iris", "Iris", _dataset("load_ci_split_iris"), 0.1, (4,)),
+        TaskSequence("ci-split-wine", "Wine", _dataset("load_ci_split_wine"), 0.01, (16,)),
+        TaskSequence("ci-split-2d-iris", "2D Iris", _dataset("load_ci_split_2d_iris"), 0.1, (4,)),
+        _image("ci-split-mnist", "CI MNIST", _dataset("load_ci_split_mnist"), 0.01,
                ("emnist-letters", "fashion-mnist", "mnist")),
-        _image("di-split-mnist", "DI MNIST", datasets.load_di_split_mnist, 0.01,
+        _image("di-split-mnist", "DI MNIST", _dataset("load_di_split_mnist"), 0.01,
                ("emnist-letters", "fashion-mnist", "mnist")),
-        _image("ci-split-cifar10", "CI CIFAR-10", datasets.load_ci_split_cifar10, 0.01,
+        _image("ci-split-cifar10", "CI CIFAR-10", _dataset("load_ci_split_cifar10"), 0.01,
                ("cifar-100",)),
-        _image("di-split-cifar8", "DI CIFAR-8", datasets.load_di_split_cifar8, 0.01,
+        _image("di-split-cifar8", "DI CIFAR-8", _dataset("load_di_split_cifar8"), 0.01,
                ("cifar-100",)),
-        _image("ci-split-ham8", "CI HAM-8", datasets.load_ci_split_ham8, 0.001, ("bcn-12",)),
-        _image("di-split-ham6", "DI HAM-6", datasets.load_di_split_ham6, 0.001, ("bcn-12",)),
+        _image("ci-split-ham8", "CI HAM-8", _dataset("load_ci_split_ham8"), 0.001, ("bcn-12",)),
+        _image("di-split-ham6", "DI HAM-6", _dataset("load_di_split_ham6"), 0.001, ("bcn-12",)),
         # Not in the paper: Split MNIST's mirror, for the reverse pairing.
-        _image("ci-split-fashion-mnist", "CI Fashion-MNIST", datasets.load_ci_split_fashion_mnist,
+        _image("ci-split-fashion-mnist", "CI Fashion-MNIST", _dataset("load_ci_split_fashion_mnist"),
                0.01, ("mnist", "fashion-mnist")),
-        _image("di-split-fashion-mnist", "DI Fashion-MNIST", datasets.load_di_split_fashion_mnist,
+        _image("di-split-fashion-mnist", "DI Fashion-MNIST", _dataset("load_di_split_fashion_mnist"),
                0.01, ("mnist", "fashion-mnist")),
         # Not in the paper: an MLP on the pixels, past the full Hessian's reach.
-        _mlp("ci-split-mnist-mlp", "CI MNIST MLP", datasets.load_ci_split_mnist),
-        _mlp("di-split-mnist-mlp", "DI MNIST MLP", datasets.load_di_split_mnist),
+        _mlp("ci-split-mnist-mlp", "CI MNIST MLP", _dataset("load_ci_split_mnist")),
+        _mlp("di-split-mnist-mlp", "DI MNIST MLP", _dataset("load_di_split_mnist")),
     ]
 }
 
