@@ -20,6 +20,7 @@ from scipy.special import logsumexp
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._docstrings import fill_doc
 from ._exact.gaussian import (
     SHRINKAGE_GRID,
     component_log_likelihoods,
@@ -34,7 +35,6 @@ from ._exact.least_squares import (
     heldout_squared_error,
 )
 from ._exact.moments import coarsen, empty_moments, merge
-from ._docstrings import fill_doc
 from ._exact.task import dask_task_moments, is_dask_array, task_moments
 from ._logging import show_skcl_logs
 from ._surface import SequentialClassifier

@@ -1,8 +1,8 @@
 """Neural consolidation (NC; paper, section II-C)."""
 
 from ._base import BaseSequentialClassifier
-from ._docstrings import fill_doc
 from ._consolidation import Neural
+from ._docstrings import fill_doc
 from ._validation import layer_sizes, positive_int, positive_real, store_parameters
 
 __all__ = ["NCClassifier"]

@@ -10,9 +10,9 @@ from numbers import Real
 import numpy as np
 
 from ._base import BaseSequentialClassifier
-from ._docstrings import fill_doc
 from ._consolidation import OnlineEWC, PathIntegral, Quadratic
 from ._consolidation.curvature import KINDS, STRUCTURES
+from ._docstrings import fill_doc
 from ._validation import Interval, StrOptions, positive_real, store_parameters
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]

@@ -1,8 +1,8 @@
 """The two reference methods that bound the others: fine-tuning and joint."""
 
 from ._base import BaseSequentialClassifier
-from ._docstrings import fill_doc
 from ._consolidation import Prior, Replay
+from ._docstrings import fill_doc
 
 __all__ = ["FineTuningClassifier", "JointClassifier"]
 

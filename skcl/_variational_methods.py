@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _likelihoods
 from ._base import BaseSequentialClassifier
-from ._docstrings import fill_doc
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
+from ._docstrings import fill_doc
 from ._validation import positive_int, store_parameters
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Interval, StrOptions, validate_params, store_parameters
+from .._validation import Interval, StrOptions, store_parameters, validate_params
 
 __all__ = ["RandomFeatures"]
 

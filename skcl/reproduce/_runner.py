@@ -22,8 +22,8 @@ from ..model_selection._sequence import is_skcl_classifier
 from ..pipeline import make_pipeline
 from ._extractors import _say, pretrained_extractor, transform_tasks
 from ._registry import METHODS
-from ._tables import _fmt, _reached, summarize
 from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for
+from ._tables import _fmt, _reached, summarize
 
 __all__ = ["PROTOCOLS", "reproduce", "run_column"]
 
