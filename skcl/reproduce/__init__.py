@@ -40,7 +40,7 @@ seeds; :func:`summarize` gives each cell's mean, sample standard deviation
 and range over them, and how many seeds reach the paper's number.
 """
 
-import importlib
+from .._lazy import lazy_exports
 
 # Imported on first use (PEP 562): the command line reads the registries
 # (_registry, _sequences) to parse its arguments, without the runner's
@@ -85,14 +85,4 @@ __all__ = [
     "write_results",
 ]
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
