@@ -66,11 +66,6 @@ class Method:
         """Command-line name: lower case, e.g. "aqc", "fine-tuning", "exact-gaussian"."""
         return self.name.lower().replace(" ", "-")
 
-    @property
-    def label(self):
-        """The name in a table: marked † for skcl's baselines, ‡ for scikit-learn's."""
-        return self.name + {"paper": "", "skcl": " †", "scikit-learn": " ‡"}[self.origin]
-
     def resolve(self):
         """The estimator class, or None when this build of skcl lacks it.
 
