@@ -396,7 +396,7 @@ def _run(args, rp, methods, figure, extra_columns):
         logging.getLogger("skcl.reproduce").info(
             "matplotlib is not installed: no accuracy-matrix figure (pip install 'skcl[plot]')")
     if figure:
-        paths["png"] = _write_figure(rp, models, args)
+        paths["png"] = _write_figure(models, args)
     print(rp.format_table(rows))
     print(f"Environment: {environment_line(rp.environment())}.")
     runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
@@ -411,7 +411,7 @@ def _write_accuracy_matrices(rows, path):
     return write_accuracy_matrices(rows, path)
 
 
-def _write_figure(rp, models, args):
+def _write_figure(models, args):
     from .reproduce._files import write_figure2
 
     return write_figure2(models, args.model, args.output)
