@@ -171,7 +171,7 @@ class Accumulator:
                 self.means[g] = mean
             self.counts[g] = n_a + n_b
             if self.group_scatter is not None:
-                self.group_scatter[g] += X[a:b].T @ X[a:b]
+                self.group_scatter[g] += self._gram(X[a:b])
         self.scatter += self._gram(X)
 
     def _gram(self, X):
