@@ -20,7 +20,8 @@ from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact.gaussian import fit_gaussian, heldout_log_likelihood
 from skcl._exact.holdout import held_out
 from skcl._exact.least_squares import class_targets, heldout_squared_error
-from skcl._exact.moments import coarsen, merge, moments_of_rows
+from skcl._exact.moments import coarsen, merge
+from skcl._exact.task import moments_of_rows
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 from skcl.feature_extraction import RandomFeatures
 from skcl.metrics import final_average_accuracy
@@ -86,6 +87,50 @@ def test_group_moments_and_coarsening_match_each_group_computed_alone():
         i = by_label.keys.index(label)
         np.testing.assert_allclose(by_label.means[i], mean, rtol=1e-12)
         np.testing.assert_allclose(by_label.group_scatter[i], scatter, rtol=1e-10)
+
+
+def test_groups_far_apart_lose_nothing_to_cancellation():
+    # Each group is summed about a point near its own mean: a shared shift
+    # would subtract between-group spread of 10¹² from within-group of 1.
+    rng = np.random.default_rng(11)
+    groups = rng.integers(0, 3, 30000)
+    X = rng.standard_normal((30000, 4)) + np.array([0.0, 1e6, -1e6])[groups, None]
+    m = moments_of_rows(X, groups, np.ones(len(X)), ["a", "b", "c"], chunk_rows=4096)
+    pooled = sum(_two_pass(X[groups == g])[1] for g in range(3))
+    np.testing.assert_allclose(m.scatter, pooled, rtol=1e-9, atol=1e-9 * np.abs(pooled).max())
+    for g in range(3):
+        np.testing.assert_allclose(m.means[g], X[groups == g].mean(0), rtol=1e-13, atol=1e-9)
+
+
+@pytest.mark.parametrize("per_group_scatter", [False, True])
+def test_task_moments_sum_the_hashed_sides_exactly_in_any_chunking(per_group_scatter, monkeypatch):
+    from skcl._exact import task
+
+    # A held-out buffer of 5 rows, smaller than a chunk's held-out rows:
+    # rows wait, the buffer fills and flushes mid-chunk.
+    monkeypatch.setattr(task, "_WARM_VALUES", 5 * 6)
+    rng = np.random.default_rng(12)
+    X = (rng.standard_normal((900, 6)) * [1, 2, 3, 4, 5, 6] + 50).astype(np.float32)
+    groups, w = rng.integers(0, 3, 900), rng.random(900) * 2
+    w[groups == 2] = 0.0  # a group that weighs nothing is left out
+    keys = [(0, "a"), (0, "b"), (0, "c")]
+    out = held_out(X, 0.3, seed=9)
+    for chunk_rows in (37, 900):
+        learned, held = task.task_moments(X, groups, w, keys, fraction=0.3, seed=9,
+                                          per_group_scatter=per_group_scatter,
+                                          chunk_rows=chunk_rows)
+        for side, rows in ((learned, ~out), (held, out)):
+            assert side.keys == ((0, "a"), (0, "b"))
+            pooled = 0.0
+            for i, g in enumerate((0, 1)):
+                mine = rows & (groups == g)
+                mean, scatter = _two_pass(X[mine].astype(np.float64), w[mine])
+                np.testing.assert_allclose(side.counts[i], w[mine].sum(), rtol=1e-12)
+                np.testing.assert_allclose(side.means[i], mean, rtol=1e-12)
+                if per_group_scatter:
+                    np.testing.assert_allclose(side.group_scatter[i], scatter, rtol=1e-9)
+                pooled = pooled + scatter
+            np.testing.assert_allclose(side.scatter, pooled, rtol=1e-9)
 
 
 def test_held_out_rows_depend_on_the_rows_not_on_their_order_or_chunks():

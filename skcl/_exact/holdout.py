@@ -11,13 +11,50 @@ promise: the same statistics, whatever the order and the chunking.
 
 import numpy as np
 
-__all__ = ["held_out"]
+__all__ = ["HeldOutRule", "held_out"]
+
 
 def _mix(h):
     """SplitMix64's finaliser: every input bit moves every output bit."""
     h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return h ^ (h >> np.uint64(31))
+
+
+class HeldOutRule:
+    """Which rows are held out, for rows of ``n_features`` values.
+
+    The seeded directions and salt are drawn once, so a task's rows can be
+    judged a block at a time: :meth:`project` each block of float64 rows
+    (while it is in cache), then :meth:`mask` all the projections.
+
+    Parameters
+    ----------
+    n_features : int
+    fraction : float in [0, 1)
+        The expected share of rows held out.
+    seed : int
+        Chooses the hash, hence which rows.
+    """
+
+    def __init__(self, n_features, fraction, seed):
+        rng = np.random.default_rng(seed)
+        self.fraction = float(fraction)
+        self.directions = rng.standard_normal((int(n_features), 3))
+        self.salt = rng.integers(0, 2**63, dtype=np.uint64)
+
+    def project(self, X):
+        """The rows' three projections, shape (n_rows, 3), from float64 rows."""
+        return X @ self.directions
+
+    def mask(self, projected):
+        """True for the rows to hold out, from their :meth:`project` values."""
+        words = projected.astype(np.float32).view(np.uint32).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            h = _mix(words[:, 0] ^ self.salt)
+            h = _mix(h ^ (words[:, 1] << np.uint64(32) | words[:, 2]))
+        uniform = (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        return uniform < self.fraction
 
 
 def held_out(X, fraction, seed):
@@ -50,13 +87,5 @@ def held_out(X, fraction, seed):
     n, d = X.shape
     if fraction <= 0 or n == 0:
         return np.zeros(n, dtype=bool)
-    rng = np.random.default_rng(seed)
-    directions = rng.standard_normal((d, 3))
-    salt = rng.integers(0, 2**63, dtype=np.uint64)
-    projected = (np.asarray(X, dtype=np.float64) @ directions).astype(np.float32)
-    words = projected.view(np.uint32).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        h = _mix(words[:, 0] ^ salt)
-        h = _mix(h ^ (words[:, 1] << np.uint64(32) | words[:, 2]))
-    uniform = (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    return uniform < fraction
+    rule = HeldOutRule(d, fraction, seed)
+    return rule.mask(rule.project(np.asarray(X, dtype=np.float64)))

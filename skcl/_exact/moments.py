@@ -1,28 +1,24 @@
-"""Weighted moments of rows in groups, merged exactly and stably.
+"""Weighted moments of rows in groups, summed exactly and merged stably.
 
 The exact classifiers keep the previous loss L_{t-1} as sums over the data
 seen so far: per group g (a class, or a (task, class) pair) its weight
 n_g = Σ w_i, its mean μ_g, and the pooled within-group scatter
 W = Σ_g Σ_{i∈g} w_i (x_i − μ_g)(x_i − μ_g)ᵀ (and, when asked, each group's
-own scatter). Two sets of moments merge with the pairwise update of Chan,
-Golub and LeVeque (1979), as scikit-learn's ``GaussianNB`` and
+own scatter). Within a task the rows are summed about a fixed reference
+near each group's mean (:class:`ShiftedSums`), so features with a large
+mean and a small spread lose nothing to cancellation and the update is
+one matrix product. Two sets of moments merge with the pairwise update
+of Chan, Golub and LeVeque (1979), as scikit-learn's ``GaussianNB`` and
 ``IncrementalPCA`` do: means are combined, never recovered from raw sums,
 and the scatter gains n_a n_b / (n_a + n_b) δδᵀ for the shift δ between
-the two means. Within a chunk the mean is computed first and the scatter
-from the centred rows (two passes), so features with a large mean and a
-small spread lose nothing to cancellation. Everything is float64.
+the two means. Everything is float64.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Accumulator", "GroupMoments", "coarsen", "empty_moments", "merge",
-           "moments_of_rows"]
-
-#: Rows per chunk when a task's moments are computed: bounds the float64
-#: copy (chunk × n_features × 8 bytes) and keeps the scatter a large GEMM.
-CHUNK_ROWS = 8192
+__all__ = ["GroupMoments", "ShiftedSums", "coarsen", "empty_moments", "merge"]
 
 
 class GroupMoments(NamedTuple):
@@ -68,141 +64,112 @@ def empty_moments(n_features, per_group_scatter=False):
     )
 
 
-def moments_of_rows(X, groups, weights, keys, per_group_scatter=False, chunk_rows=CHUNK_ROWS):
-    """Moments of the rows of X, in groups.
+class ShiftedSums:
+    """Rows summed about fixed reference points, one per group; the moments follow exactly.
+
+    For groups g with references r_g (any points near their means: a
+    sample of each group's rows, say) the sums over rows i of group g_i
+
+        n_g = Σ w_i,   t_g = Σ w_i (x_i − r_g),   S = Σ w_i (x_i − r_{g_i})(x_i − r_{g_i})ᵀ
+
+    give the means μ_g = r_g + t_g / n_g and the pooled within-group
+    scatter W = S − Σ_g t_g t_gᵀ / n_g. The subtracted term is
+    n_g e_g e_gᵀ for the reference's distance e_g = μ_g − r_g, so with
+    r_g near μ_g it is small beside W and nothing is lost to cancellation,
+    whatever the data's offset: the "shifted data" algorithm of Chan,
+    Golub and LeVeque (1983), per group. The rows arrive shifted and
+    weighted, A_i = √w_i (x_i − r_{g_i}), so S = AᵀA is one matrix product
+    (BLAS ``syrk``: numpy sees AᵀA) and nothing else costs as much.
+    Everything is float64.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-    groups : ndarray of int of shape (n_samples,)
-        Index of each row's group into ``keys``.
-    weights : ndarray of shape (n_samples,)
-        Non-negative weights; rows of weight zero count for nothing.
-    keys : sequence of hashable
-        The groups' keys. Groups whose rows weigh nothing are left out.
-    per_group_scatter : bool, default=False
-        Keep each group's own scatter too.
-    chunk_rows : int, default=CHUNK_ROWS
-        Rows converted to float64 at a time.
-
-    Returns
-    -------
-    GroupMoments
-    """
-    X = np.asarray(X)
-    total = Accumulator(X.shape[1], keys, per_group_scatter)
-    for start in range(0, len(X), chunk_rows):
-        rows = slice(start, start + chunk_rows)
-        order = np.argsort(groups[rows], kind="stable")
-        total.add_sorted(np.array(X[rows][order], dtype=np.float64), groups[rows][order],
-                         np.asarray(weights[rows], dtype=np.float64)[order])
-    return total.moments()
-
-
-class Accumulator:
-    """Moments of rows added block by block, the scatter summed in place.
-
-    Each block's rows, sorted by group, are centred on their group's mean
-    (two passes) and their scatter added into one float64 D×D buffer.
-    The pairwise update's n_a n_b / (n_a + n_b) δδᵀ for a group seen
-    before is kept as the row √(n_a n_b / (n_a + n_b)) δ and all of them
-    are added by one rank-k product when the moments are read: one pass
-    over the D×D buffer instead of one per group and block. (numpy's
-    ``X.T @ X`` is BLAS ``syrk``; SciPy's own BLAS, called in place, fights
-    numpy's for the cores.)
-
-    Parameters
-    ----------
-    n_features : int
-    keys : sequence of hashable
-        The groups a row's index may refer to.
+    references : ndarray of shape (n_groups, n_features)
+        r_g.
     per_group_scatter : bool
+        Keep each group's own S too (rows must then come in runs of one
+        group).
     """
 
-    def __init__(self, n_features, keys, per_group_scatter=False):
-        d = int(n_features)
-        self.keys = list(keys)
-        self.counts = np.zeros(len(self.keys))
-        self.means = np.zeros((len(self.keys), d))
-        self.scatter = np.zeros((d, d))
-        self.group_scatter = (
-            [np.zeros((d, d)) for _ in self.keys] if per_group_scatter else None
-        )
-        self._shifts, self._shift_groups = [], []  # rows √shift·δ, not yet in the scatter
-        self._product = None  # a block's XᵀX, reused: a fresh D×D per block costs page faults
+    def __init__(self, references, per_group_scatter=False):
+        self.references = references
+        n_groups, d = references.shape
+        self.counts = np.zeros(n_groups)
+        self.sums = np.zeros((n_groups, d))
+        self.per_group_scatter = per_group_scatter
+        # S (or each group's S), made by the first product into it: fresh
+        # D×D matrices cost page faults, so there are as few as can be.
+        self.products = {}
+        self._product = None  # one later AᵀA, reused
 
-    def add_sorted(self, X, groups, w):
-        """Add rows in runs of one group; X (float64, writable) is centred in place.
-
-        Each run of equal ``groups`` is one block: its mean, its centring
-        and the pairwise update into the group's moments. A group may come
-        back in a later run (blocks of several chunks), though sorted rows
-        make the fewest runs.
+    def add(self, A, groups, weights, sums):
+        """Add rows.
 
         Parameters
         ----------
-        X : ndarray of float64 of shape (n_rows, n_features)
+        A : ndarray of float64 of shape (n_rows, n_features)
+            √w_i (x_i − r_{g_i}).
         groups : ndarray of int of shape (n_rows,)
-            Indices into ``keys``, in runs.
-        w : ndarray of shape (n_rows,)
+            Each row's group, in runs of one group when ``per_group_scatter``.
+        weights : ndarray of shape (n_rows,)
+            w_i.
+        sums : ndarray of shape (n_groups, n_features)
+            Σ_{i∈g} √w_i A_i (the caller computes them in its pass over the rows).
         """
-        if len(X) == 0:
+        if len(A) == 0:
+            return
+        self.counts += np.bincount(groups, weights=weights, minlength=len(self.counts))
+        self.sums += sums
+        if not self.per_group_scatter:
+            self._add_gram(0, A)
             return
         starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-        blocks = list(zip(starts, np.r_[starts[1:], len(X)]))
-        counts = np.add.reduceat(w, starts)
-        unit = bool(np.all(w == 1))
-        for (a, b), g, n_b in zip(blocks, groups[starts], counts):
-            if n_b <= 0:
-                X[a:b] = 0.0  # weightless rows count for nothing
-                continue
-            # A weighted sum of a block's rows is a matrix-vector product.
-            mean = (w[a:b] @ X[a:b]) / n_b
-            X[a:b] -= mean
-            if not unit:
-                X[a:b] *= np.sqrt(w[a:b])[:, None]
-            n_a = self.counts[g]
-            if n_a > 0:
-                delta = mean - self.means[g]
-                self._shifts.append(np.sqrt(n_a * n_b / (n_a + n_b)) * delta)
-                self._shift_groups.append(g)
-                self.means[g] += delta * (n_b / (n_a + n_b))
-            else:
-                self.means[g] = mean
-            self.counts[g] = n_a + n_b
-            if self.group_scatter is not None:
-                self.group_scatter[g] += self._gram(X[a:b])
-        self.scatter += self._gram(X)
+        for a, b, g in zip(starts, np.r_[starts[1:], len(A)], groups[starts]):
+            self._add_gram(g, A[a:b])
 
-    def _gram(self, X):
-        if self._product is None:
-            self._product = np.empty_like(self.scatter)
-        return np.matmul(X.T, X, out=self._product)  # still syrk: numpy sees XᵀX
-
-    def _add_shifts(self):
-        if not self._shifts:
+    def _add_gram(self, key, A):
+        # numpy's A.T @ A is BLAS syrk (it sees AᵀA), with or without out=.
+        if key not in self.products:
+            self.products[key] = A.T @ A
             return
-        rows, groups = np.array(self._shifts), np.array(self._shift_groups)
-        self._shifts, self._shift_groups = [], []
-        self.scatter += self._gram(rows)
-        if self.group_scatter is not None:
-            for g in np.unique(groups):
-                mine = rows[groups == g]
-                self.group_scatter[g] += mine.T @ mine
+        if self._product is None:
+            self._product = np.empty_like(self.products[key])
+        self.products[key] += np.matmul(A.T, A, out=self._product)
 
-    def moments(self):
-        """The moments so far (groups with weight, in the order of ``keys``)."""
-        self._add_shifts()
+    def moments(self, keys):
+        """The moments of the rows added; the sums are spent (call once).
+
+        Parameters
+        ----------
+        keys : sequence of hashable
+            The groups' keys, in the order of ``references``.
+
+        Returns
+        -------
+        GroupMoments
+            Groups with weight only.
+        """
         present = np.flatnonzero(self.counts > 0)
-        group_scatter = None
-        if self.group_scatter is not None:
-            d = self.scatter.shape[0]
-            group_scatter = np.array([self.group_scatter[g] for g in present])
-            group_scatter = group_scatter.reshape(len(present), d, d)
-        return GroupMoments(
-            tuple(self.keys[g] for g in present), self.counts[present].copy(),
-            self.means[present].copy(), self.scatter.copy(), group_scatter,
-        )
+        counts = self.counts[present]
+        t = self.sums[present]
+        means = self.references[present] + t / counts[:, None]
+        u = t / np.sqrt(counts)[:, None]  # Σ_g t_g t_gᵀ / n_g = uᵀu
+        d = self.references.shape[1]
+        group_scatter = np.zeros((0, d, d)) if self.per_group_scatter else None
+        if not len(present):
+            scatter = np.zeros((d, d))
+        elif self.per_group_scatter:
+            group_scatter = np.array([self.products[g] for g in present]).reshape(-1, d, d)
+            group_scatter -= u[:, :, None] * u[:, None, :]
+            scatter = group_scatter.sum(axis=0)
+        else:
+            # In place, and uᵀu as a GEMM of two operands: numpy's syrk is
+            # slow for a few rows.
+            scatter = self.products.pop(0)
+            scatter -= np.matmul(u.T, u.copy(), out=self._product)
+        self.products = {}
+        return GroupMoments(tuple(keys[g] for g in present), counts.copy(), means,
+                            scatter, group_scatter)
 
 
 def merge(a, b):

@@ -2,7 +2,9 @@
 
 A task's rows split into the rows learned from and the rows held out
 (:func:`~.holdout.held_out`); each side's moments are grouped by
-(task, class). In memory they are computed chunk by chunk; from a Dask
+(task, class) and summed about a reference point per group
+(:class:`~.moments.ShiftedSums`), so that the update is one pass over the
+rows and one matrix product. In memory they are computed chunk by chunk; from a Dask
 array each block's moments are computed where the block lives and merged
 pairwise up a tree by Dask (on a ``distributed`` cluster when a client is
 active), so a task larger than memory streams through, and the result is
@@ -13,10 +15,10 @@ import sys
 
 import numpy as np
 
-from .holdout import held_out
-from .moments import CHUNK_ROWS, Accumulator, merge
+from .holdout import HeldOutRule
+from .moments import ShiftedSums, merge
 
-__all__ = ["is_dask_array", "task_moments", "dask_task_moments"]
+__all__ = ["dask_task_moments", "is_dask_array", "moments_of_rows", "task_moments"]
 
 # Blocks' moments merged per tree node: few levels, little data per merge.
 _SPLIT_EVERY = 8
@@ -28,8 +30,15 @@ def is_dask_array(X):
     return dask_array is not None and isinstance(X, dask_array.Array)
 
 
-def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter):
+def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter,
+                 chunk_rows=None):
     """Moments of the rows learned from and of the rows held out.
+
+    One pass over X per chunk does everything but the product: each block
+    of rows that fits in the cache is converted to float64, projected for
+    the held-out hash, shifted by its group's reference and weighted; then
+    the held-out rows move to their own buffer and the learned rows close
+    ranks, and one product per buffer gives the sums (:class:`ShiftedSums`).
 
     Parameters
     ----------
@@ -42,6 +51,9 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     fraction, seed : float, int
         See :func:`~.holdout.held_out`.
     per_group_scatter : bool
+    chunk_rows : int, optional
+        Rows per chunk; by default 16 MB of float64, or 8·D rows when
+        D×D is larger.
 
     Returns
     -------
@@ -56,36 +68,41 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     X = np.asarray(X)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    y = np.asarray(y)
+    n, d = X.shape
+    present, groups = np.unique(np.asarray(y), return_inverse=True)
+    groups = groups.reshape(-1)
     weights = np.asarray(sample_weight, dtype=np.float64)
-    learned, held = (Accumulator(X.shape[1], keys, per_group_scatter) for _ in range(2))
-    step = chunk_rows(X.shape[1])
-    # Buffers reused by every chunk: a fresh 100 MB array per chunk costs
-    # more in page faults than the copy itself.
-    size = (min(step, len(X)), X.shape[1])
-    converted = None if X.dtype == np.float64 else np.empty(size)
-    gathered = np.empty(size)
-    # The held-out rows (a tenth) wait for a full buffer, so that their
-    # scatter is one large product rather than one small one per chunk.
-    pending = _HeldRows(size, held)
-    for start in range(0, len(X), step):
-        chunk = X[start:start + step]
-        if converted is not None:
-            chunk = converted[:len(chunk)]
-            np.copyto(chunk, X[start:start + step])
-        groups, w = y[start:start + step], weights[start:start + step]
-        out = held_out(chunk, fraction, seed)
-        # One gather puts the learned rows first and the held-out rows
-        # last, each sorted by group: both sides are contiguous blocks.
-        order = np.lexsort((groups, out))
-        # mode="clip": with "raise" numpy buffers the output, a second copy.
-        rows = np.take(chunk, order, axis=0, out=gathered[:len(order)], mode="clip")
-        groups, w = groups[order], w[order]
-        n_learned = len(order) - int(out.sum())
-        learned.add_sorted(rows[:n_learned], groups[:n_learned], w[:n_learned])
-        pending.add(rows[n_learned:], groups[n_learned:], w[n_learned:])
-    pending.flush()
-    learned, held = learned.moments(), held.moments()
+    root = None if np.all(weights == 1) else np.sqrt(weights)
+    references = _references(X, groups, len(present))
+    learned, held = (ShiftedSums(references, per_group_scatter) for _ in range(2))
+    rule = HeldOutRule(d, fraction, seed) if fraction > 0 and n else None
+    step = int(chunk_rows or _chunk_rows(d))
+    # Buffers reused by every chunk: a fresh array per chunk costs more in
+    # page faults than the copy itself.
+    size = (min(step, n), d)
+    buffer = np.empty(size)
+    runs = _GroupRuns(size) if per_group_scatter else None
+    # The held-out rows (a tenth) wait in a buffer of their own, so that
+    # their product is a large one, not one small one per chunk; of at most
+    # 16 MB (or a chunk), which the allocator reuses from task to task.
+    pending = _HeldRows((max(1, min(size[0], _WARM_VALUES // d)), d), held, runs)
+    # NaN or infinity in X is reported below, in words, not as numpy's warnings.
+    with np.errstate(invalid="ignore", over="ignore"):
+        for start in range(0, n, step):
+            rows = slice(start, start + step)
+            g, w, r = groups[rows], weights[rows], None if root is None else root[rows]
+            A, sums, projected = _shifted(X[rows], g, r, references, buffer, rule)
+            if rule is not None:
+                out = rule.mask(projected)
+                if out.any():
+                    sums -= pending.take(A, np.flatnonzero(out), g, w, r)
+                    A, g, w = _close_ranks(A, g, w, out)
+            if runs is not None:
+                A, g, w = runs.sort(A, g, w)
+            learned.add(A, g, w, sums)
+        pending.flush()
+    keys = [keys[i] for i in present]
+    learned, held = learned.moments(keys), held.moments(keys)
     # A NaN or an infinity anywhere in X reaches its group's mean and the
     # scatter: checking those spares a pass over X.
     for moments in (learned, held):
@@ -94,41 +111,187 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     return learned, held
 
 
-def chunk_rows(n_features):
-    """Rows per chunk: about 128 MB of float64, and at least 8,192 rows."""
-    return max(CHUNK_ROWS, 2**24 // max(int(n_features), 1))
+def moments_of_rows(X, groups, weights, keys, per_group_scatter=False, chunk_rows=None):
+    """Moments of all the rows of X, in groups (none held out).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    groups : ndarray of int of shape (n_samples,)
+        Index of each row's group into ``keys``.
+    weights : ndarray of shape (n_samples,)
+        Non-negative weights; rows of weight zero count for nothing.
+    keys : sequence of hashable
+        The groups' keys. Groups whose rows weigh nothing are left out.
+    per_group_scatter : bool, default=False
+        Keep each group's own scatter too.
+    chunk_rows : int, optional
+
+    Returns
+    -------
+    GroupMoments
+    """
+    return task_moments(X, groups, weights, keys, fraction=0.0, seed=0,
+                        per_group_scatter=per_group_scatter, chunk_rows=chunk_rows)[0]
+
+
+def _chunk_rows(n_features):
+    """Rows per chunk: 16 MB of float64, or 8·D rows when D×D is larger.
+
+    Buffers of up to 16 MB are reused by the allocator from one task to
+    the next, where larger ones are fresh pages each time (their faults
+    cost up to a third of the product at 512 features); a chunk of at
+    least 8·D rows keeps the D×D addition of its product small beside it.
+    """
+    d = max(int(n_features), 1)
+    return max(_WARM_VALUES // d, 8 * d)
+
+
+# float64 values in a buffer small enough for the allocator to reuse: 16 MB.
+_WARM_VALUES = 2**21
+
+
+def _references(X, groups, n_groups):
+    """r_g: each group's mean over up to 256 of its rows, spread over the task.
+
+    Any point near the group's mean serves (:class:`ShiftedSums`); a
+    sample's mean is within a sixteenth of a spread of it.
+    """
+    references = np.empty((n_groups, X.shape[1]))
+    for g in range(n_groups):
+        rows = np.flatnonzero(groups == g)
+        sample = rows[np.linspace(0, len(rows) - 1, min(len(rows), 256)).astype(np.intp)]
+        references[g] = X[sample].mean(axis=0, dtype=np.float64)
+    return references
+
+
+def _shifted(X, groups, root, references, buffer, rule):
+    """Fill ``buffer`` with the rows A_i = √w_i (x_i − r_{g_i}) (see :class:`ShiftedSums`).
+
+    One pass over X: each block of rows that fits in a core's cache is
+    converted to float64 in the buffer, projected for the held-out hash,
+    shifted, weighted and summed by group while it is there.
+
+    Returns
+    -------
+    A : ndarray of shape (n_rows, n_features)
+        A view of ``buffer``.
+    sums : ndarray of shape (n_groups, n_features)
+        Σ_{i∈g} √w_i A_i, the rows' t_g.
+    projected : ndarray of shape (n_rows, 3) or None
+        :meth:`~.holdout.HeldOutRule.project` of the rows (None without a rule).
+    """
+    m, d = X.shape
+    A = buffer[:m]
+    indicators = _indicators(groups, root, len(references))
+    projected = None if rule is None else np.empty((m, 3))
+    step = max(16, _CACHED_VALUES // d)
+    sums = np.zeros((len(references), d))
+    for a in range(0, m, step):
+        part = A[a:a + step]
+        np.copyto(part, X[a:a + step])
+        if rule is not None:
+            np.matmul(part, rule.directions, out=projected[a:a + step])
+        part -= references[0] if len(references) == 1 else references[groups[a:a + step]]
+        if root is not None:
+            part *= root[a:a + step, None]
+        sums += indicators[a:a + step].T @ part
+    return A, sums, projected
+
+
+def _indicators(groups, root, n_groups):
+    """O with O_ig = √w_i if row i is in group g, else 0: Oᵀ A sums A by group."""
+    indicators = np.zeros((len(groups), n_groups))
+    indicators[np.arange(len(groups)), groups] = 1.0 if root is None else root
+    return indicators
+
+
+# float64 values per block of _shifted: 512 KB, well within a core's L2 cache.
+_CACHED_VALUES = 2**16
+
+
+def _close_ranks(A, groups, weights, out):
+    """The rows not ``out``, first in A: the last learned rows fill the holes.
+
+    Moves about a ``fraction`` of the rows instead of copying all of them.
+    """
+    n_learned = len(out) - int(out.sum())
+    holes = np.flatnonzero(out[:n_learned])
+    movers = n_learned + np.flatnonzero(~out[n_learned:])
+    A[holes] = A[movers]
+    moved_groups, moved_weights = groups[movers], weights[movers]
+    groups, weights = groups[:n_learned].copy(), weights[:n_learned].copy()
+    groups[holes], weights[holes] = moved_groups, moved_weights
+    return A[:n_learned], groups, weights
+
+
+class _GroupRuns:
+    """Rows reordered into runs of one group, in a buffer reused by every chunk."""
+
+    def __init__(self, size):
+        self.buffer = np.empty(size)
+
+    def sort(self, A, groups, weights):
+        order = np.argsort(groups, kind="stable")
+        # mode="clip": with "raise" numpy buffers the output, a second copy.
+        rows = np.take(A, order, axis=0, out=self.buffer[:len(order)], mode="clip")
+        return rows, groups[order], weights[order]
 
 
 class _HeldRows:
-    """Held-out rows collected across chunks, added to ``accumulator`` in batches.
+    """Held-out rows collected across chunks, added to ``sums`` in batches.
 
-    Each chunk's rows come sorted by group; the accumulator takes runs of
-    a group in any order, so a batch of several chunks' runs is added as
-    it is.
+    Parameters
+    ----------
+    size : (int, int)
+        The buffer's shape.
+    sums : ShiftedSums
+    runs : _GroupRuns or None
+        Sorts a batch into runs of one group before it is added, when
+        ``sums`` keeps each group's scatter.
     """
 
-    def __init__(self, size, accumulator):
-        self.size, self.accumulator, self.n = size, accumulator, 0
+    def __init__(self, size, sums, runs):
+        self.size, self.sums, self.runs, self.n = size, sums, runs, 0
         self.rows = None  # allocated with the first held-out row
 
-    def add(self, rows, groups, weights):
-        if len(rows) == 0:
-            return
+    def take(self, A, index, groups, weights, root):
+        """Copy the rows ``index`` of A (and their groups and weights).
+
+        Returns
+        -------
+        ndarray of shape (n_groups, n_features)
+            Their sums by group, Σ_{i∈g} √w_i A_i.
+        """
         if self.rows is None:
             self.rows = np.empty(self.size)
             self.groups = np.empty(self.size[0], dtype=np.intp)
             self.weights = np.empty(self.size[0])
-        if self.n + len(rows) > len(self.rows):
-            self.flush()
-        end = self.n + len(rows)
-        self.rows[self.n:end], self.groups[self.n:end], self.weights[self.n:end] = (
-            rows, groups, weights)
-        self.n = end
+            self.group_sums = np.zeros_like(self.sums.references)
+        taken = np.zeros_like(self.group_sums)
+        for start in range(0, len(index), len(self.rows)):
+            some = index[start:start + len(self.rows)]
+            if self.n + len(some) > len(self.rows):
+                self.flush()
+            end = self.n + len(some)
+            rows = np.take(A, some, axis=0, out=self.rows[self.n:end], mode="clip")
+            self.groups[self.n:end], self.weights[self.n:end] = groups[some], weights[some]
+            self.n = end
+            indicators = _indicators(groups[some], None if root is None else root[some],
+                                     len(taken))
+            taken += indicators.T @ rows
+        self.group_sums += taken
+        return taken
 
     def flush(self):
         n, self.n = self.n, 0
-        if n:
-            self.accumulator.add_sorted(self.rows[:n], self.groups[:n], self.weights[:n])
+        if not n:
+            return
+        rows, groups, weights = self.rows[:n], self.groups[:n], self.weights[:n]
+        if self.runs is not None:
+            rows, groups, weights = self.runs.sort(rows, groups, weights)
+        self.sums.add(rows, groups, weights, self.group_sums)
+        self.group_sums = np.zeros_like(self.group_sums)
 
 
 def _merge_pairs(*pairs):
