@@ -1,13 +1,16 @@
 """The exact family's statistics update against a plain matrix product.
 
-A task's update (:func:`skcl._exact.task.task_moments`: float64
-conversion, the held-out hash, per-class means, the centred scatter and
-the pairwise merge) costs n·D² multiply-adds, the FLOPs of ``X.T @ X`` on
-the same float64 rows. Both are timed in the same run, interleaved, best
-of ``--repeats``; the ratio is the overhead over the GEMM. Then the whole
-``partial_fit`` (with the closed-form solve, an eigendecomposition of D×D
-per task), and a fit from a Dask array (blocks of 8,192 rows, reduced by a
-``distributed`` cluster of processes) against the in-memory fit.
+A task's update (:func:`skcl._exact.task.task_moments`: one pass over the
+rows, converting them to float64, hashing them for the held-out share,
+shifting each by its class's reference and summing them by class, then
+the product of the shifted rows) costs n·D²/2 multiply-adds (a symmetric
+product fills one triangle), the FLOPs of ``X.T @ X`` on the same float64
+rows (both BLAS ``syrk``). Both are timed in the same run, interleaved,
+best of ``--repeats``; the ratio is the overhead over the product. Then
+the whole ``partial_fit`` (with the closed-form solve, an
+eigendecomposition of D×D per task), and a fit from a Dask array (blocks
+of 8,192 rows, reduced by a ``distributed`` cluster of processes) against
+the in-memory fit.
 
 Run::
 

@@ -69,8 +69,7 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     n, d = X.shape
-    present, groups = np.unique(np.asarray(y), return_inverse=True)
-    groups = groups.reshape(-1)
+    present, groups = _compact(np.asarray(y, dtype=np.intp), len(keys))
     weights = np.asarray(sample_weight, dtype=np.float64)
     root = None if np.all(weights == 1) else np.sqrt(weights)
     references = _references(X, groups, len(present))
@@ -149,6 +148,17 @@ def _chunk_rows(n_features):
 
 # float64 values in a buffer small enough for the allocator to reuse: 16 MB.
 _WARM_VALUES = 2**21
+
+
+def _compact(y, n_keys):
+    """The indices into ``keys`` that occur, and each row's index among them.
+
+    A count and a lookup table: no sort of the rows.
+    """
+    present = np.flatnonzero(np.bincount(y, minlength=n_keys))
+    position = np.zeros(n_keys, dtype=np.intp)
+    position[present] = np.arange(len(present))
+    return present, position[y]
 
 
 def _references(X, groups, n_groups):
