@@ -108,7 +108,7 @@ def test_task_moments_sum_the_hashed_sides_exactly_in_any_chunking(per_group_sca
 
     # A held-out buffer of 5 rows, smaller than a chunk's held-out rows:
     # rows wait, the buffer fills and flushes mid-chunk.
-    monkeypatch.setattr(task, "_WARM_VALUES", 5 * 6)
+    monkeypatch.setattr(task, "_held_rows", lambda n_features, chunk_rows: 5)
     rng = np.random.default_rng(12)
     X = (rng.standard_normal((900, 6)) * [1, 2, 3, 4, 5, 6] + 50).astype(np.float32)
     groups, w = rng.integers(0, 3, 900), rng.random(900) * 2

@@ -84,7 +84,7 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     # The held-out rows (a tenth) wait in a buffer of their own, so that
     # their product is a large one, not one small one per chunk; of at most
     # 16 MB (or a chunk), which the allocator reuses from task to task.
-    pending = _HeldRows((max(1, min(size[0], _WARM_VALUES // d)), d), held, runs)
+    pending = _HeldRows((_held_rows(d, size[0]), d), held, runs)
     # NaN or infinity in X is reported below, in words, not as numpy's warnings.
     with np.errstate(invalid="ignore", over="ignore"):
         for start in range(0, n, step):
@@ -135,19 +135,27 @@ def moments_of_rows(X, groups, weights, keys, per_group_scatter=False, chunk_row
 
 
 def _chunk_rows(n_features):
-    """Rows per chunk: 16 MB of float64, or 8·D rows when D×D is larger.
+    """Rows per chunk: 16 MB of float64, or 8·D rows (up to 256 MB) when D×D is larger.
 
     Buffers of up to 16 MB are reused by the allocator from one task to
     the next, where larger ones are fresh pages each time (their faults
-    cost up to a third of the product at 512 features); a chunk of at
-    least 8·D rows keeps the D×D addition of its product small beside it.
+    cost up to a third of the product at 512 features); a chunk of 8·D
+    rows keeps the D×D addition of its product small beside it.
     """
     d = max(int(n_features), 1)
-    return max(_WARM_VALUES // d, 8 * d)
+    return max(1, _WARM_VALUES // d, min(8 * d, _LARGEST_VALUES // d))
 
 
-# float64 values in a buffer small enough for the allocator to reuse: 16 MB.
+def _held_rows(n_features, chunk_rows):
+    """Rows the held-out buffer holds: 16 MB, or D rows when that is more, at most a chunk."""
+    d = max(int(n_features), 1)
+    return max(1, min(chunk_rows, max(_WARM_VALUES // d, d)))
+
+
+# float64 values in a buffer small enough for the allocator to reuse: 16 MB;
+# and in the largest chunk: 256 MB.
 _WARM_VALUES = 2**21
+_LARGEST_VALUES = 2**25
 
 
 def _compact(y, n_keys):
