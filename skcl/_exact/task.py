@@ -297,8 +297,9 @@ class _HeldRows:
             self.n = end
             indicators = _indicators(groups[some], None if root is None else root[some],
                                      len(taken))
-            taken += indicators.T @ rows
-        self.group_sums += taken
+            piece = indicators.T @ rows
+            self.group_sums += piece  # the sums of the rows now in the buffer
+            taken += piece
         return taken
 
     def flush(self):
