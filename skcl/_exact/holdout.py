@@ -43,9 +43,9 @@ class HeldOutRule:
         self.directions = rng.standard_normal((int(n_features), 3))
         self.salt = rng.integers(0, 2**63, dtype=np.uint64)
 
-    def project(self, X):
-        """The rows' three projections, shape (n_rows, 3), from float64 rows."""
-        return X @ self.directions
+    def project(self, X, out=None):
+        """The rows' three projections, shape (n_rows, 3), from float64 rows (into ``out``)."""
+        return np.matmul(X, self.directions, out=out)
 
     def mask(self, projected):
         """True for the rows to hold out, from their :meth:`project` values."""

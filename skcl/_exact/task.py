@@ -209,7 +209,7 @@ def _shifted(X, groups, root, references, buffer, rule):
         part = A[a:a + step]
         np.copyto(part, X[a:a + step])
         if rule is not None:
-            np.matmul(part, rule.directions, out=projected[a:a + step])
+            rule.project(part, out=projected[a:a + step])
         part -= references[0] if len(references) == 1 else references[groups[a:a + step]]
         if root is not None:
             part *= root[a:a + step, None]
