@@ -6,7 +6,12 @@ shifting each by its class's reference and summing them by class, then
 the product of the shifted rows) costs n·D²/2 multiply-adds (a symmetric
 product fills one triangle), the FLOPs of ``X.T @ X`` on the same float64
 rows (both BLAS ``syrk``). Both are timed in the same run, interleaved,
-best of ``--repeats``; the ratio is the overhead over the product. Then
+``--repeats`` times; the ratio is the median of each round's update over
+its product, the overhead over the product. Each call follows a pause
+(``--pause``): OpenBLAS's idle threads busy-wait for about 0.1 s of CPU
+after each product, and the update's own threads (it shares its chunks
+among as many threads as BLAS may use) would otherwise share their cores
+with that wait; the ratio back to back, with no pause, is shown too. Then
 the whole ``partial_fit`` (with the closed-form solve, an
 eigendecomposition of D×D per task), and a fit from a Dask array (blocks
 of 8,192 rows, reduced by a ``distributed`` cluster of processes) against
@@ -35,7 +40,8 @@ def best_of(repeats, fn):
     return min(times)
 
 
-def update_vs_gemm(n, d, n_classes, repeats, dtype):
+def update_vs_gemm(n, d, n_classes, repeats, dtype, pause):
+    """Median seconds of the product and of the update, and the median ratio of a round's two."""
     from skcl._exact.task import task_moments
 
     rng = np.random.default_rng(0)
@@ -46,10 +52,13 @@ def update_vs_gemm(n, d, n_classes, repeats, dtype):
     X64 = X.astype(np.float64)
     gemm, update = [], []
     for _ in range(repeats):  # interleaved: the machine's noise hits both alike
+        time.sleep(pause)
         gemm.append(best_of(1, lambda: X64.T @ X64))
+        time.sleep(pause)
         update.append(best_of(1, lambda: task_moments(X, y, w, keys, fraction=0.1, seed=0,
                                                       per_group_scatter=False)))
-    return min(update), min(gemm)
+    gemm, update = np.array(gemm), np.array(update)
+    return np.median(gemm), np.median(update), np.median(update / gemm)
 
 
 def partial_fit_time(n, d, n_classes, repeats):
@@ -95,18 +104,26 @@ def main():
     parser.add_argument("--rows", type=int, default=60000)
     parser.add_argument("--features", type=int, nargs="+", default=[512, 2048])
     parser.add_argument("--classes", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--pause", type=float, default=0.3,
+                        help="seconds of rest before each timed call (default 0.3)")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
-    print(f"numpy {np.__version__}, {platform.machine()}, {os.cpu_count()} cores; "
-          f"{args.rows} rows, {args.classes} classes per task, best of {args.repeats}\n")
-    print("| rows × features | input | X.T @ X (float64) | statistics update | ratio |")
-    print("|---|---|---|---|---|")
+    from skcl._exact.task import _blas_threads
+
+    print(f"numpy {np.__version__}, {platform.machine()}, {os.cpu_count()} cores, "
+          f"{_blas_threads()} BLAS threads; {args.rows} rows, {args.classes} classes per task, "
+          f"medians of {args.repeats}\n")
+    print("| rows × features | input | X.T @ X (float64) | statistics update | ratio "
+          "| ratio back to back |")
+    print("|---|---|---|---|---|---|")
     for d in args.features:
         for dtype in (np.float32, np.float64):
-            update, gemm = update_vs_gemm(args.rows, d, args.classes, args.repeats, dtype)
+            gemm, update, ratio = update_vs_gemm(args.rows, d, args.classes, args.repeats, dtype,
+                                                 args.pause)
+            rushed = update_vs_gemm(args.rows, d, args.classes, args.repeats, dtype, 0.0)[2]
             print(f"| {args.rows:,} × {d:,} | {np.dtype(dtype).name} | {gemm:.3f} s | "
-                  f"{update:.3f} s | {update / gemm:.2f}× |", flush=True)
+                  f"{update:.3f} s | {ratio:.2f}× | {rushed:.2f}× |", flush=True)
     print("\n| rows × features | GaussianDiscriminantClassifier.partial_fit | "
           "LeastSquaresClassifier.partial_fit |")
     print("|---|---|---|")

@@ -102,13 +102,17 @@ def test_groups_far_apart_lose_nothing_to_cancellation():
         np.testing.assert_allclose(m.means[g], X[groups == g].mean(0), rtol=1e-13, atol=1e-9)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("per_group_scatter", [False, True])
-def test_task_moments_sum_the_hashed_sides_exactly_in_any_chunking(per_group_scatter, monkeypatch):
+def test_task_moments_sum_the_hashed_sides_exactly_in_any_chunking(per_group_scatter, threads,
+                                                                    monkeypatch):
     from skcl._exact import task
 
     # A held-out buffer of 5 rows, smaller than a chunk's held-out rows:
     # rows wait, the buffer fills and flushes mid-chunk.
     monkeypatch.setattr(task, "_held_rows", lambda n_features, chunk_rows: 5)
+    # One worker, or three sharing the chunks (whatever this machine's cores).
+    monkeypatch.setattr(task, "_blas_threads", lambda: threads)
     rng = np.random.default_rng(12)
     X = (rng.standard_normal((900, 6)) * [1, 2, 3, 4, 5, 6] + 50).astype(np.float32)
     groups, w = rng.integers(0, 3, 900), rng.random(900) * 2
@@ -131,6 +135,37 @@ def test_task_moments_sum_the_hashed_sides_exactly_in_any_chunking(per_group_sca
                     np.testing.assert_allclose(side.group_scatter[i], scatter, rtol=1e-9)
                 pooled = pooled + scatter
             np.testing.assert_allclose(side.scatter, pooled, rtol=1e-9)
+
+
+def test_task_moments_in_threads_restore_blas_and_match_one_thread_from_any_thread(monkeypatch):
+    import threading
+
+    from skcl._exact import task
+
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((5000, 8)) + 100
+    groups, w = rng.integers(0, 2, 5000), np.ones(5000)
+    blas = task._blas_threads()
+    run = lambda: task.task_moments(X, groups, w, ["a", "b"], fraction=0.2, seed=1,
+                                    per_group_scatter=False, chunk_rows=256)
+    monkeypatch.setattr(task, "_blas_threads", lambda: 4)
+    assert task._workers(5000, 8, 256, 0)[0] == 4
+    threaded = run()
+    monkeypatch.undo()
+    assert task._blas_threads() == blas  # the one-thread limit was lifted
+    results = []
+    worker = threading.Thread(target=lambda: results.append(run()))  # one worker there
+    worker.start()
+    worker.join()
+    for side, alone in zip(threaded, results[0]):
+        np.testing.assert_allclose(side.counts, alone.counts, rtol=1e-14)
+        np.testing.assert_allclose(side.means, alone.means, rtol=1e-13)
+        np.testing.assert_allclose(side.scatter, alone.scatter, rtol=1e-12)
+    assert task._workers(5000, 8, 256, 0)[0] == min(blas, 20)
+    # Four workers' buffers and D×D sums must fit 512 MB: at D = 4,096 they do not.
+    monkeypatch.setattr(task, "_blas_threads", lambda: 4)
+    workers, rows = task._workers(60000, 4096, 8192, 0)
+    assert workers < 4 and (workers == 1 or rows >= 4096)
 
 
 def test_held_out_rows_depend_on_the_rows_not_on_their_order_or_chunks():

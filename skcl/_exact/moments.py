@@ -127,6 +127,16 @@ class ShiftedSums:
         for a, b, g in zip(starts, np.r_[starts[1:], len(A)], groups[starts]):
             self._add_gram(g, A[a:b])
 
+    def absorb(self, other):
+        """Add the sums of ``other``, a :class:`ShiftedSums` of other rows about the same references."""
+        self.counts += other.counts
+        self.sums += other.sums
+        for key, product in other.products.items():
+            if key in self.products:
+                self.products[key] += product
+            else:
+                self.products[key] = product
+
     def _add_gram(self, key, A):
         # numpy's A.T @ A is BLAS syrk (it sees AᵀA), with or without out=.
         if key not in self.products:

@@ -4,14 +4,19 @@ A task's rows split into the rows learned from and the rows held out
 (:func:`~.holdout.held_out`); each side's moments are grouped by
 (task, class) and summed about a reference point per group
 (:class:`~.moments.ShiftedSums`), so that the update is one pass over the
-rows and one matrix product. In memory they are computed chunk by chunk; from a Dask
+rows and one matrix product. In memory they are computed chunk by chunk,
+the chunks shared among as many threads as BLAS may use, each of which
+converts, shifts and multiplies its own chunks on one core; from a Dask
 array each block's moments are computed where the block lives and merged
 pairwise up a tree by Dask (on a ``distributed`` cluster when a client is
 active), so a task larger than memory streams through, and the result is
 the in-memory one.
 """
 
+import functools
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -40,6 +45,15 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     the held-out rows move to their own buffer and the learned rows close
     ranks, and one product per buffer gives the sums (:class:`ShiftedSums`).
 
+    Called from the main thread with several BLAS threads allowed, the
+    chunks are shared among that many threads (:func:`_workers`), each
+    with its own buffers and sums and BLAS limited to one thread meanwhile
+    (process-wide, as scikit-learn's ``KMeans`` does): the pass, which
+    numpy runs on one core, is then no longer done by one core while the
+    others wait. The workers' sums add in a fixed order, so the result is
+    the same from run to run; with another number of threads it moves by
+    the rounding of another order of sums (about 1e-13 relative).
+
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
@@ -53,7 +67,8 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     per_group_scatter : bool
     chunk_rows : int, optional
         Rows per chunk; by default 16 MB of float64, or 8·D rows when
-        D×D is larger.
+        D×D is larger (with several threads, at most this, evened out so
+        that each thread has as many chunks).
 
     Returns
     -------
@@ -73,9 +88,43 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     weights = np.asarray(sample_weight, dtype=np.float64)
     root = None if np.all(weights == 1) else np.sqrt(weights)
     references = _references(X, groups, len(present))
-    learned, held = (ShiftedSums(references, per_group_scatter) for _ in range(2))
     rule = HeldOutRule(d, fraction, seed) if fraction > 0 and n else None
     step = int(chunk_rows or _chunk_rows(d))
+    n_workers, step = _workers(n, d, step, len(present) if per_group_scatter else 0)
+    starts = range(0, n, step)
+
+    def sums_of(chunk_starts):
+        return _chunk_sums(X, groups, weights, root, references, rule, chunk_starts, step,
+                           per_group_scatter)
+
+    if n_workers == 1:
+        learned, held = sums_of(starts)
+    else:
+        # Each worker converts, shifts and multiplies its own chunks on
+        # one core, its product single-threaded; their sums add in a fixed
+        # order, so the result does not depend on which finishes first.
+        with _one_blas_thread(), ThreadPoolExecutor(n_workers) as pool:
+            parts = list(pool.map(sums_of, [starts[k::n_workers] for k in range(n_workers)]))
+        learned, held = parts[0]
+        for more_learned, more_held in parts[1:]:
+            learned.absorb(more_learned)
+            held.absorb(more_held)
+    keys = [keys[i] for i in present]
+    learned, held = learned.moments(keys), held.moments(keys)
+    # A NaN or an infinity anywhere in X reaches its group's mean and the
+    # scatter: checking those spares a pass over X.
+    for moments in (learned, held):
+        if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
+            raise ValueError("Input X contains NaN or infinity (or values too large to square).")
+    return learned, held
+
+
+def _chunk_sums(X, groups, weights, root, references, rule, starts, step, per_group_scatter):
+    """The :class:`ShiftedSums` of the learned and the held-out rows of the chunks ``starts``."""
+    n, d = X.shape
+    learned, held = (ShiftedSums(references, per_group_scatter) for _ in range(2))
+    if not len(starts):
+        return learned, held
     # Buffers reused by every chunk: a fresh array per chunk costs more in
     # page faults than the copy itself.
     size = (min(step, n), d)
@@ -85,9 +134,10 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     # their product is a large one, not one small one per chunk; of at most
     # 16 MB (or a chunk), which the allocator reuses from task to task.
     pending = _HeldRows((_held_rows(d, size[0]), d), held, runs)
-    # NaN or infinity in X is reported below, in words, not as numpy's warnings.
+    # NaN or infinity in X is reported by the caller, in words, not as
+    # numpy's warnings (set here: numpy's error state is per thread).
     with np.errstate(invalid="ignore", over="ignore"):
-        for start in range(0, n, step):
+        for start in starts:
             rows = slice(start, start + step)
             g, w, r = groups[rows], weights[rows], None if root is None else root[rows]
             A, sums, projected = _shifted(X[rows], g, r, references, buffer, rule)
@@ -100,14 +150,50 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
                 A, g, w = runs.sort(A, g, w)
             learned.add(A, g, w, sums)
         pending.flush()
-    keys = [keys[i] for i in present]
-    learned, held = learned.moments(keys), held.moments(keys)
-    # A NaN or an infinity anywhere in X reaches its group's mean and the
-    # scatter: checking those spares a pass over X.
-    for moments in (learned, held):
-        if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
-            raise ValueError("Input X contains NaN or infinity (or values too large to square).")
     return learned, held
+
+
+def _workers(n_rows, n_features, step, n_group_products):
+    """How many threads share the chunks, and the rows of each one's chunks.
+
+    As many as BLAS may use (so ``threadpoolctl`` and ``OMP_NUM_THREADS``
+    bound them too), at most one per chunk, and few enough that their
+    buffers and D×D sums stay within 512 MB (their chunks shrink to share
+    it, down to D rows). One when called from a thread other than the
+    main one (Dask's workers, say): the cores are spoken for there.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return 1, step
+    d = max(int(n_features), 1)
+    # Per worker: the chunk and held-out buffers (and the sorting one for
+    # each group's scatter), and both sides' D×D sums.
+    per_row = (3 if n_group_products else 2) * d
+    fixed = 2 * d * d * (1 + n_group_products)
+    for workers in range(min(_blas_threads(), -(-n_rows // step)), 1, -1):
+        rows = min(step, (_SCRATCH_VALUES // workers - fixed) // per_row)
+        if rows >= d:
+            # Chunks of one size, as many for each worker: none waits for another.
+            rounds = -(-n_rows // (workers * rows))
+            return workers, -(-n_rows // (workers * rounds))
+    return 1, step
+
+
+def _blas_threads():
+    """The threads numpy's BLAS may use now."""
+    return max([lib.num_threads for lib in _threadpools().lib_controllers
+                if lib.user_api == "blas"] or [1])
+
+
+def _one_blas_thread():
+    """BLAS limited to one thread while the workers run (each has a core)."""
+    return _threadpools().limit(limits=1, user_api="blas")
+
+
+@functools.cache
+def _threadpools():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def moments_of_rows(X, groups, weights, keys, per_group_scatter=False, chunk_rows=None):
@@ -156,6 +242,8 @@ def _held_rows(n_features, chunk_rows):
 # and in the largest chunk: 256 MB.
 _WARM_VALUES = 2**21
 _LARGEST_VALUES = 2**25
+# float64 values in all the workers' buffers and sums together: 512 MB.
+_SCRATCH_VALUES = 2**26
 
 
 def _compact(y, n_keys):
