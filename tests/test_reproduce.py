@@ -414,7 +414,8 @@ def test_n_seeds_must_be_a_positive_integer(n_seeds):
 def test_baselines_not_in_the_paper_run_beside_it_and_are_marked(tmp_path):
     methods = rp.select_methods(["aqc", "exact-gaussian", "exact-least-squares", "gaussiannb",
                                  "sgd-log-loss"])
-    rows, models = rp.run_column("ci-split-iris", "sr", methods)
+    lines = []
+    rows, models = rp.run_column("ci-split-iris", "sr", methods, log=lines.append)
     by_name = {row["method"]: row for row in rows}
     # The exact family keeps every task at its defaults; AQC's grid does not.
     assert by_name["Exact Gaussian"]["test"] >= 90
@@ -425,6 +426,9 @@ def test_baselines_not_in_the_paper_run_beside_it_and_are_marked(tmp_path):
     assert models["SGD log loss"].loss == "log_loss"
     # Least squares has no probabilities: no log loss, no calibration.
     assert np.isnan(by_name["Exact least squares"]["test_log_loss"])
+    said = {line.split(":")[0]: line for line in lines}
+    assert "no probabilities (no log loss, no ECE)" in said["[Iris SR] Exact least squares"]
+    assert "log loss 0." in said["[Iris SR] Exact Gaussian"] and "nan" not in "".join(lines)
     table = rp.format_table(rows)
     assert "Exact Gaussian †" in table and "GaussianNB ‡" in table
     assert "‡ not in the paper: scikit-learn's" in table

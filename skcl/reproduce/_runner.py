@@ -173,14 +173,17 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
             if method.name not in models:  # the first seed's
                 models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
             shown = "–" if paper is None else f"{paper:.2f}"
+            calibration = (f"log loss {row['test_log_loss']:.3f}, ECE {row['test_ece']:.2f}"
+                           if np.isfinite(row["test_log_loss"]) else
+                           "no probabilities (no log loss, no ECE)")
             _say(
                 log,
                 f"[{label}] {method.name}{f' (seed {seed})' if several else ''}: "
                 f"{row['n_candidates']} candidate(s), best "
                 f"{search.best_params_ or '(no hyperparameters)'}, validation "
                 f"{row['validation']:.2f}, test {row['test']:.2f} (paper {shown}), "
-                f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
-                f"ECE {row['test_ece']:.2f}, {row['search_time_s']:.1f} s",
+                f"forgetting {row['test_forgetting']:.2f}, {calibration}, "
+                f"{row['search_time_s']:.1f} s",
                 skcl_method_done=True,
             )
         rows += method_rows
