@@ -85,7 +85,10 @@ _EXACT_PARAMS = """
         every row. 0 holds out nothing ("auto" then takes a fixed value).
     random_state : int, RandomState instance or None, default=None
         Seeds the hash that picks the held-out rows (nothing else is
-        random). An int gives identical results run to run.
+        random). An int gives identical results run to run. The update
+        shares a large task among as many threads as BLAS may use (BLAS
+        itself limited to one thread meanwhile); another thread count
+        moves the sums by rounding, about 1e-13 relative.
     grow_classes : bool, default=False
         Let the classes grow: the first ``partial_fit`` may omit
         ``classes`` and a later call may bring new labels. Nothing is

@@ -179,7 +179,7 @@ def _workers(n_rows, n_features, step, n_group_products):
 
 
 def _blas_threads():
-    """The threads numpy's BLAS may use now."""
+    """The most threads a loaded BLAS (numpy's among them) may use now."""
     return max([lib.num_threads for lib in _threadpools().lib_controllers
                 if lib.user_api == "blas"] or [1])
 
