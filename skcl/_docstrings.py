@@ -97,6 +97,10 @@ _EXACT_PARAMS = """
     verbose : int, default=0
         Log one line per task to the ``skcl.estimators`` logger when
         positive.
+    backend : {"auto", "numpy", "jax"}, default="auto"
+        Where the sums and the solve are computed: numpy on the host, or
+        JAX on its default device. "auto" takes JAX only when that device
+        is a GPU or TPU (see the user guide's "At scale").
 """
 
 _SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}": _EXACT_PARAMS}

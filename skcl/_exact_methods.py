@@ -34,6 +34,7 @@ from ._exact.least_squares import (
     fit_ridge,
     heldout_squared_error,
 )
+from ._exact.backend import BACKENDS
 from ._exact.moments import coarsen, empty_moments, merge
 from ._exact.task import dask_task_moments, is_dask_array, task_moments
 from ._logging import show_skcl_logs
@@ -52,6 +53,7 @@ class _ExactClassifier(SequentialClassifier):
         "random_state": ["random_state"],
         "grow_classes": ["boolean"],
         "verbose": ["verbose"],
+        "backend": [StrOptions(set(BACKENDS))],
     }
 
     #: Whether each group's own scatter is kept (per-class covariances).
@@ -254,7 +256,8 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
     }
 
     def __init__(self, shrinkage="auto", *, covariance="shared", components="class",
-                 validation_fraction=0.1, random_state=None, grow_classes=False, verbose=0):
+                 validation_fraction=0.1, random_state=None, grow_classes=False, verbose=0,
+                 backend="auto"):
         store_parameters(self, locals())
 
     @property
@@ -402,7 +405,7 @@ class LeastSquaresClassifier(_ExactClassifier):
     }
 
     def __init__(self, alpha="auto", *, validation_fraction=0.1, random_state=None,
-                 grow_classes=False, verbose=0):
+                 grow_classes=False, verbose=0, backend="auto"):
         store_parameters(self, locals())
 
     def _by_class(self, moments):
