@@ -1,5 +1,7 @@
 """The printed report: summaries over seeds and the table beside the paper's."""
 
+import unicodedata
+
 import numpy as np
 
 from ._registry import METHODS
@@ -9,6 +11,34 @@ __all__ = ["format_table", "summarize"]
 
 def _fmt(value):
     return "–" if value is None else f"{value:.2f}"
+
+
+def _width(text):
+    """Columns ``text`` takes on a terminal: East Asian wide and full-width
+    characters take two, combining marks none, every other character one.
+
+    Padding by ``len`` would shift a row by each wide or combining character
+    its method's name or mark holds.
+    """
+    return sum(
+        0 if unicodedata.combining(char) else
+        2 if unicodedata.east_asian_width(char) in "WF" else 1
+        for char in text
+    )
+
+
+def _ljust(text, width):
+    return text + " " * max(width - _width(text), 0)
+
+
+def _rjust(text, width):
+    return " " * max(width - _width(text), 0) + text
+
+
+def _center(text, width):
+    # As str.center, which puts the odd space on the right.
+    space = max(width - _width(text), 0)
+    return " " * (space // 2) + text + " " * (space - space // 2)
 
 
 #: Table I's numbers are rounded (to 4 decimals); ours are exact fractions.
@@ -141,9 +171,9 @@ def _format_seeds_table(rows):
     """One line per column × method: mean ± sd, range, paper, ref, seeds ≥ paper."""
     summary = summarize(rows)
     seeds = [row["seed"] for row in rows if "seed" in row]
-    col_width = max(len("column"), *(len(c["column"]) for c in summary))
+    col_width = max(_width("column"), *(_width(c["column"]) for c in summary))
     labels = {row["method"]: _label(row) for row in rows}
-    name_width = max(len("method"), *(len(labels[c["method"]]) for c in summary))
+    name_width = max(_width("method"), *(_width(labels[c["method"]]) for c in summary))
     header = ["mean ±    sd", "min", "max", "paper", "ref", "≥ paper"]
     widths = [len("100.00 ± 100.00"), 6, 6, 6, 6, 7]
     lines = [
@@ -152,8 +182,8 @@ def _format_seeds_table(rows):
         "min and max; paper: Table I (one seed); ref: the paper's code on 2 cores (one seed);",
         "≥ paper: the seeds whose accuracy reaches the paper's number",
         "  ".join([
-            "column".ljust(col_width), "method".ljust(name_width),
-            *(h.rjust(w) for h, w in zip(header, widths)),
+            _ljust("column", col_width), _ljust("method", name_width),
+            *(_rjust(h, w) for h, w in zip(header, widths)),
         ]),
     ]
     previous = None
@@ -169,14 +199,19 @@ def _format_seeds_table(rows):
             values, reach = ["n/a", "", ""], ""
         values += [_fmt(cell["paper"]), _fmt(cell["reference"]), reach]
         lines.append("  ".join([
-            label.ljust(col_width), labels[cell["method"]].ljust(name_width),
-            *(v.rjust(w) for v, w in zip(values, widths)),
+            _ljust(label, col_width), _ljust(labels[cell["method"]], name_width),
+            *(_rjust(v, w) for v, w in zip(values, widths)),
         ]).rstrip())
     return "\n".join(lines + _footnotes(rows))
 
 
 def format_table(rows):
     """Table I's layout: methods down, columns across, ``ours / paper / ref``.
+
+    Each cell's three numbers stand right-aligned under their headers, and
+    names are padded by the columns a terminal gives them (a wide character
+    takes two), so rows marked † or ‡, or holding any other character, line
+    up with the rest.
 
     ``paper`` is Table I (it has no 2D Iris column and no Fashion-MNIST
     column); ``ref`` is the paper's public code on a 2-core CPU (classical
@@ -207,7 +242,7 @@ def format_table(rows):
     >>> print(format_table(rows))
     Test final average accuracy (%): ours / paper's Table I / paper's code on 2 cores
     method         Iris SR
-              ours / paper / ref
+             ours / paper /   ref
     Joint   96.67 / 96.67 / 96.67
 
     Several seeds:
@@ -227,24 +262,32 @@ def format_table(rows):
         return _format_seeds_table(rows)
     columns = list(dict.fromkeys(row["column"] for row in rows))
     methods = list(dict.fromkeys(_label(row) for row in rows))
-    cells = {}
+    # Each cell is three fields, each right-aligned in its own width, so a
+    # missing number ("–") keeps the others under their headers.
+    fields = {}
     for row in rows:
         ours = _fmt(row.get("test")) if row["available"] else "n/a"
-        cells[_label(row), row["column"]] = (
-            f"{ours} / {_fmt(row['paper'])} / {_fmt(row['reference'])}"
-        )
-    subheader = "ours / paper / ref"
-    width = max(len(text) for text in [subheader, *columns, *cells.values()])
-    name_width = max(len("method"), *(len(m) for m in methods))
+        fields[_label(row), row["column"]] = (ours, _fmt(row["paper"]), _fmt(row["reference"]))
+    names = ("ours", "paper", "ref")
+    field_widths = [max(_width(text) for text in [name, *(f[k] for f in fields.values())])
+                    for k, name in enumerate(names)]
+
+    def cell(parts):
+        return " / ".join(_rjust(part, w) for part, w in zip(parts, field_widths))
+
+    subheader = cell(names)
+    width = max(_width(text) for text in [subheader, *columns])
+    name_width = max(_width("method"), *(_width(m) for m in methods))
     lines = [
         f"Test final average accuracy (%){_protocol_note(rows)}: ours / paper's Table I / "
         "paper's code on 2 cores",
-        "  ".join(["method".ljust(name_width)] + [c.center(width) for c in columns]),
-        "  ".join([" " * name_width] + [subheader.center(width)] * len(columns)),
+        "  ".join([_ljust("method", name_width)] + [_center(c, width) for c in columns]),
+        "  ".join([" " * name_width] + [_rjust(subheader, width)] * len(columns)),
     ]
     for method in methods:
         lines.append("  ".join(
-            [method.ljust(name_width)]
-            + [cells.get((method, column), "").rjust(width) for column in columns]
+            [_ljust(method, name_width)]
+            + [_rjust(cell(fields[method, column]) if (method, column) in fields else "", width)
+               for column in columns]
         ))
     return "\n".join([line.rstrip() for line in lines] + _footnotes(rows))

@@ -1,0 +1,149 @@
+"""What `skcl reproduce` shows a person: tables whose columns line up on a
+terminal whatever marks a row carries, read back from the printed text."""
+
+import re
+import unicodedata
+
+import pytest
+
+import skcl.__main__ as cli
+from skcl.reproduce import METHODS, format_table, write_results
+
+
+def _display(char):
+    """Terminal columns of one character (wide 2, combining 0, else 1)."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
+def _tokens(line, start=0):
+    """(first column, column after the last, text) of each space-free run of
+    ``line`` from display column ``start`` on, in terminal columns."""
+    columns, column = [], 0
+    for char in line:
+        columns.append(column)
+        column += _display(char)
+    columns.append(column)
+    return [(columns[m.start()], columns[m.end()], m.group())
+            for m in re.finditer(r"\S+", line) if columns[m.start()] >= start]
+
+
+def _check_right_aligned(header, rows, start):
+    """Every token of every row, from display column ``start`` on, ends in
+    a column where a header token ends: numbers stand under their headers."""
+    ends = {end for _, end, _ in _tokens(header, start)}
+    assert ends, header
+    for row in rows:
+        tokens = _tokens(row, start)
+        assert tokens, row
+        stray = [text for _, end, text in tokens if end not in ends]
+        assert not stray, f"{stray} under no header:\n{header}\n{row}"
+
+
+def _label_end(labels):
+    """The display column after the widest label: where the numbers begin."""
+    return max(sum(_display(c) for c in label) for label in labels)
+
+
+def _rows(columns, methods, *, seeds=(None,)):
+    rows = []
+    for seed in seeds:
+        for column in columns:
+            for name, origin, paper in methods:
+                row = {"sequence": "s", "model": "sr", "column": column, "method": name,
+                       "origin": origin, "available": name != "SI", "test": 100 / 3,
+                       "test_forgetting": 1.5, "paper": paper,
+                       "reference": None if paper is None else paper - 1}
+                if seed is not None:
+                    row["seed"] = seed
+                rows.append(row)
+    return rows
+
+
+# Marks and names of every width: †/‡ (one column each), a wide CJK name and
+# a combining accent (zero columns), beside the paper's unmarked methods.
+_METHODS = [
+    ("Joint", "paper", 96.6667), ("SI", "paper", 63.3333), ("EWC", "paper", 100.0),
+    ("Exact least squares", "skcl", None), ("GaussianNB", "scikit-learn", None),
+    ("学習", "skcl", None), ("Me\u0301thode", "scikit-learn", None),
+]
+
+
+def test_one_seed_table_lines_up_whatever_the_marks():
+    rows = _rows(["Iris SR", "Wine FCNN", "ＣＩ ✓"], _METHODS)
+    lines = format_table(rows).splitlines()
+    header, subheader, body = lines[1], lines[2], lines[3:3 + len(_METHODS)]
+    labels = [line.split("  ")[0] for line in body]
+    assert labels == ["Joint", "SI", "EWC", "Exact least squares †", "GaussianNB ‡", "学習 †",
+                      "Me\u0301thode ‡"]
+    start = _label_end(labels)
+    _check_right_aligned(subheader, body, start)
+    # Each column's name is centred over its cells: its middle lies inside
+    # the span of its three fields.
+    fields = _tokens(subheader, start)
+    spans = [(fields[k][0], fields[k + 4][1]) for k in range(0, len(fields), 5)]
+    assert len(spans) == 3
+    for name, (lo, hi) in zip(["Iris SR", "Wine FCNN", "ＣＩ ✓"], spans):
+        before = header[:header.index(name)]
+        first = sum(map(_display, before))
+        middle = first + sum(map(_display, name)) / 2
+        assert lo <= middle <= hi, (name, header, subheader)
+    # A method without the paper's numbers: its own number under "ours".
+    exact = body[3]
+    assert [t for _, _, t in _tokens(exact, start)][:5] == ["33.33", "/", "–", "/", "–"]
+    assert "n/a" in body[1]
+
+
+def test_several_seeds_table_lines_up_whatever_the_marks():
+    rows = _rows(["Iris SR", "ＣＩ"], _METHODS, seeds=(0, 1, 2))
+    lines = format_table(rows).splitlines()
+    header = next(line for line in lines if line.startswith("column"))
+    body = lines[lines.index(header) + 1:lines.index(header) + 1 + 2 * len(_METHODS)]
+    method_start = header.index("method")
+    for line in body:
+        # The method's name starts under "method", whatever the column's width.
+        first = [t for t in _tokens(line) if t[0] >= method_start][0]
+        assert first[0] == method_start, line
+    start = method_start + max(sum(map(_display, name)) for name, _, _ in _METHODS) + 2
+    _check_right_aligned(header, body, start)
+
+
+def test_write_results_text_lines_up(tmp_path):
+    """mnist.txt's writer: the same table in the file, marked rows aligned."""
+    rows = _rows(["CI Split MNIST", "DI Split MNIST"], _METHODS)
+    for row in rows:
+        row.update(pretraining="Fashion-MNIST", paper_pretraining="Fashion-MNIST")
+    text = write_results(rows, tmp_path, "mnist")["txt"].read_text()
+    lines = text.splitlines()
+    body = lines[3:3 + len(_METHODS)]
+    _check_right_aligned(lines[2], body, _label_end([line.split("  ")[0] for line in body]))
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one seed", "two seeds"])
+def test_the_command_prints_an_aligned_table(tmp_path, capsys, several):
+    """The real command on cheap methods of each origin: the paper's, skcl's
+    (†) and scikit-learn's (‡)."""
+    names = [m.name for m in METHODS]
+    assert {"Joint", "Exact Gaussian", "GaussianNB"} <= set(names)
+    argv = ["reproduce", "ci-split-iris", "--model", "sr", "--methods", "joint",
+            "exact-gaussian", "gaussiannb", "--quiet", "--output", str(tmp_path)]
+    if several:
+        argv += ["--seeds", "2"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    printed = [line for line in out if line.startswith(("Joint", "Exact Gaussian †",
+                                                        "Iris SR", "  ", "GaussianNB ‡"))]
+    if several:
+        header = next(line for line in out if line.startswith("column"))
+        body = [line for line in printed if line.startswith(("Iris SR", " "))][:3]
+        assert any("†" in line for line in body) and any("‡" in line for line in body)
+        _check_right_aligned(header, body, header.index("method") + len("Exact Gaussian †") + 2)
+    else:
+        subheader = next(line for line in out if line.strip().startswith("ours"))
+        body = [line for line in out if line.startswith(("Joint", "Exact Gaussian †",
+                                                          "GaussianNB ‡"))]
+        assert len(body) == 3
+        _check_right_aligned(subheader, body, len("Exact Gaussian †"))
+        file = (tmp_path / "ci-split-iris.txt").read_text().splitlines()
+        assert file[:5] == out[out.index(subheader) - 2:out.index(subheader) + 3]
