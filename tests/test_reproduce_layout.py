@@ -103,7 +103,7 @@ def test_several_seeds_table_lines_up_whatever_the_marks():
     method_start = header.index("method")
     for line in body:
         # The method's name starts under "method", whatever the column's width.
-        first = [t for t in _tokens(line) if t[0] >= method_start][0]
+        first = next(t for t in _tokens(line) if t[0] >= method_start)
         assert first[0] == method_start, line
     start = method_start + max(sum(map(_display, name)) for name, _, _ in _METHODS) + 2
     _check_right_aligned(header, body, start)
