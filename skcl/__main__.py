@@ -106,7 +106,8 @@ def _parser():
             "with the grids of its appendix D, evaluate the selected model on the test "
             "sequence, print the table beside the paper's numbers and write CSV, JSON "
             "and text results with accuracy, forgetting, log loss and calibration error, "
-            "a heatmap of each method's test accuracy matrix when matplotlib is installed "
+            "a figure of each method's test accuracy on every task at the end when "
+            "matplotlib is installed "
             "(and Figure 2 for CI Split 2D Iris, which needs it)."
         ),
     )

@@ -6,14 +6,17 @@ probability is colour channel k), with the data points on top;
 :func:`plot_figure2` arranges one panel per method and one row per model,
 as the paper's Figure 2 does for CI Split 2D Iris.
 :func:`plot_accuracy_matrix` draws a task-by-task accuracy matrix as a
-heatmap.
+heatmap; :func:`plot_final_accuracies` compares many methods at a glance,
+one grid per task sequence with a row per method and the accuracy on each
+task at the end as columns, on one shared colour scale.
 
 matplotlib is imported when a function is called, not with this module.
 """
 
 import numpy as np
 
-__all__ = ["plot_accuracy_matrix", "plot_class_probabilities", "plot_figure2"]
+__all__ = ["plot_accuracy_matrix", "plot_class_probabilities", "plot_figure2",
+           "plot_final_accuracies"]
 
 # Class colours of the points: pure red, green and blue, matching the
 # channel each class's probability drives.
@@ -197,6 +200,111 @@ def plot_figure2(models, X, y, *, feature_names=("petal length (cm)", "petal wid
             if c == 0:
                 ax.set_ylabel(f"{label}\n{feature_names[1]}", fontsize=8)
             ax.tick_params(labelsize=7)
+    return fig
+
+
+def plot_final_accuracies(grids, *, cell_size=(0.55, 0.3), cmap="viridis", dpi=100):
+    """Which methods keep which tasks: one grid per task sequence, one row per
+    method, the accuracy on each task after the last one as columns.
+
+    Each grid's columns are the final column of its methods' accuracy
+    matrices (``R[:, -1]``: accuracy on task ``i`` once every task is
+    learnt), then their mean, the final average accuracy. All grids share
+    one colour scale over [0, 100] % and one colour bar, and every cell
+    holds its value, so a forgotten task (a dark cell) and a method that
+    keeps all (a bright row) read at once.
+
+    Parameters
+    ----------
+    grids : dict
+        Grid title (e.g. "CI Split MNIST") → {method name → accuracy
+        matrix of shape (n_tasks, n_tasks) in [0, 1]}, as
+        :func:`plot_accuracy_matrix` takes. Rows follow the order in which
+        methods first appear; a method missing from a grid is a blank row
+        marked "–" there. Grids may have different numbers of tasks.
+    cell_size : (float, float), default=(0.55, 0.3)
+        Width and height of one cell in inches: at the default ``dpi`` the
+        numbers are legible without zooming.
+    cmap : str, default="viridis"
+    dpi : int, default=100
+
+    Returns
+    -------
+    fig : matplotlib Figure
+        Save it with ``fig.savefig``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skcl.plotting import plot_final_accuracies
+    >>> fig = plot_final_accuracies({
+    ...     "CI Split Iris": {"Fine-tuning": np.eye(3), "Joint": np.triu(np.ones((3, 3)))},
+    ...     "CI Split Wine": {"Joint": np.ones((3, 3))},
+    ... })
+    >>> [ax.get_title() for ax in fig.axes[:2]]
+    ['CI Split Iris', 'CI Split Wine']
+    >>> [t.get_text() for t in fig.axes[0].texts]
+    ['0', '0', '100', '33', '100', '100', '100', '100']
+    >>> [t.get_text() for t in fig.axes[1].texts]
+    ['–', '100', '100', '100', '100']
+    >>> # fig.savefig("final_accuracies.png")
+    """
+    _matplotlib()
+    from matplotlib.figure import Figure
+
+    grids = {title: dict(panels) for title, panels in grids.items() if panels}
+    if not grids:
+        raise ValueError("grids holds no accuracy matrix to draw.")
+    methods = list(dict.fromkeys(m for panels in grids.values() for m in panels))
+    finals = {}
+    for title, panels in grids.items():
+        n_tasks = None
+        for method, R in panels.items():
+            R = np.asarray(R, dtype=float)
+            if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] == 0:
+                raise ValueError(f"{title}: {method}'s accuracy matrix must be square, "
+                                 f"got shape {R.shape}.")
+            if n_tasks not in (None, R.shape[0]):
+                raise ValueError(f"{title}: the methods' matrices have different numbers "
+                                 f"of tasks ({n_tasks} and {R.shape[0]}).")
+            n_tasks = R.shape[0]
+        table = np.full((len(methods), n_tasks + 1), np.nan)
+        for method, R in panels.items():
+            final = np.asarray(R, dtype=float)[:, -1]
+            table[methods.index(method)] = [*final, np.nanmean(final)]
+        finals[title] = table
+    widths = [table.shape[1] for table in finals.values()]
+    label_inches = 0.09 * max(len(m) for m in methods) + 0.4
+    fig = Figure(
+        figsize=(label_inches + cell_size[0] * sum(widths) + 0.45 * len(widths) + 0.9,
+                 cell_size[1] * len(methods) + 1.3),
+        dpi=dpi, layout="constrained",
+    )
+    axes = fig.subplots(1, len(finals), squeeze=False, sharey=True,
+                        gridspec_kw={"width_ratios": widths})[0]
+    for ax, (title, table) in zip(axes, finals.items()):
+        image = ax.imshow(np.ma.masked_invalid(100 * table), vmin=0, vmax=100, cmap=cmap,
+                          aspect="auto")
+        n_tasks = table.shape[1] - 1
+        ax.set_xticks(range(n_tasks + 1), [*map(str, range(n_tasks)), "mean"], fontsize=9)
+        ax.set_yticks(range(len(methods)), methods, fontsize=9)
+        ax.tick_params(length=0)
+        ax.set_xlabel("task", fontsize=9)
+        ax.set_title(title, fontsize=10)
+        # The mean is a summary, not a task: set it apart.
+        ax.axvline(n_tasks - 0.5, color="white", linewidth=3)
+        for i in range(len(methods)):
+            for j in range(n_tasks + 1):
+                value = 100 * table[i, j]
+                if not np.isfinite(value):
+                    if j == 0 and not np.isfinite(table[i]).any():
+                        ax.text(n_tasks / 2, i, "–", ha="center", va="center", fontsize=9)
+                    continue
+                # Dark cells of viridis take white text, light ones black.
+                ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=9,
+                        color="white" if value < 60 else "black",
+                        fontweight="bold" if j == n_tasks else "normal")
+    fig.colorbar(image, ax=list(axes), label="accuracy after the last task (%)", aspect=40)
     return fig
 
 

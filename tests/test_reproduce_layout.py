@@ -4,6 +4,7 @@ terminal whatever marks a row carries, read back from the printed text."""
 import re
 import unicodedata
 
+import numpy as np
 import pytest
 
 import skcl.__main__ as cli
@@ -147,3 +148,87 @@ def test_the_command_prints_an_aligned_table(tmp_path, capsys, several):
         _check_right_aligned(subheader, body, len("Exact Gaussian †"))
         file = (tmp_path / "ci-split-iris.txt").read_text().splitlines()
         assert file[:5] == out[out.index(subheader) - 2:out.index(subheader) + 3]
+
+
+def _matrix_rows(columns, methods, n_tasks, *, seeds=(None,)):
+    """Rows with test accuracy matrices: method k forgets every task but the
+    last k+1, and seed s adds s % to the last task's final accuracy."""
+    rows = []
+    for seed in seeds:
+        for column in columns:
+            for k, (name, origin, _) in enumerate(methods):
+                R = np.triu(np.full((n_tasks, n_tasks), 90.0))
+                R[: max(n_tasks - 1 - k, 0), -1] = 0.0
+                R[-1, -1] = 90.0 + (seed or 0)
+                row = {"sequence": "s", "model": "sr", "column": column, "method": name,
+                       "origin": origin, "available": True, "test_accuracy_matrix": R.tolist()}
+                if seed is not None:
+                    row["seed"] = seed
+                rows.append(row)
+    rows.append({"sequence": "s", "model": "sr", "column": columns[0], "method": "Missing",
+                 "available": False})
+    return rows
+
+
+@pytest.mark.parametrize("n_seeds", [1, 2])
+def test_the_figure_is_one_grid_per_column_with_methods_as_rows(tmp_path, monkeypatch, n_seeds):
+    """`skcl reproduce mnist`'s figure: one grid per column (here 2, of 5
+    tasks, and 13 methods as the registry has), rows marked as in the
+    table, final accuracies per task and their mean in every cell, one
+    shared colour scale and colour bar, numbers at a legible size."""
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    import skcl.plotting
+    from skcl.reproduce._files import write_accuracy_matrices
+
+    drawn = []
+
+    def keep(grids, **kwargs):
+        drawn.append(plot(grids, **kwargs))
+        return drawn[-1]
+
+    plot = skcl.plotting.plot_final_accuracies
+    monkeypatch.setattr(skcl.plotting, "plot_final_accuracies", keep)
+    # The figure's font has no CJK glyphs: the marks and the accent only.
+    methods = [m for m in _METHODS if m[0] != "学習"]
+    methods += [(f"Method {k}", "paper", None) for k in range(13 - len(methods))]
+    seeds = (None,) if n_seeds == 1 else tuple(range(n_seeds))
+    rows = _matrix_rows(["CI Split MNIST", "DI Split MNIST"], methods, 5, seeds=seeds)
+    path = write_accuracy_matrices(rows, tmp_path / "mnist_accuracy_matrices.png")
+    width, height = Image.open(path).size
+    # One image a screen shows whole at 100 %: not a 4,585-pixel strip.
+    assert width <= 1600 and height <= 1000, (width, height)
+
+    (fig,) = drawn
+    grid_axes = [ax for ax in fig.axes if ax.images]
+    titles = ["CI Split MNIST", "DI Split MNIST"]
+    if n_seeds > 1:
+        titles = [f"{title} (mean of 2 seeds)" for title in titles]
+    assert [ax.get_title() for ax in grid_axes] == titles
+    assert len(fig.axes) == 3  # two grids and one colour bar
+    assert {ax.images[0].get_clim() for ax in grid_axes} == {(0, 100)}
+    labels = [t.get_text() for t in grid_axes[0].get_yticklabels()]
+    assert labels[:6] == ["Joint", "SI", "EWC", "Exact least squares †", "GaussianNB ‡",
+                          "Me\u0301thode ‡"]
+    assert len(labels) == 13 and "Missing" not in labels  # not run: no row
+    assert [t.get_text() for t in grid_axes[0].get_xticklabels()] == [
+        "0", "1", "2", "3", "4", "mean"]
+    texts = [t.get_text() for t in grid_axes[1].texts]
+    last = 90 + (n_seeds - 1) / 2
+    # Row k: tasks 0..3-k forgotten, the rest kept, then the mean.
+    assert texts[:6] == ["0", "0", "0", "0", f"{last:.0f}", f"{last / 5:.0f}"]
+    assert texts[6:12] == ["0", "0", "0", "90", f"{last:.0f}", f"{(90 + last) / 5:.0f}"]
+    assert min(t.get_fontsize() for ax in grid_axes for t in ax.texts) >= 8
+
+
+def test_the_figure_refuses_matrices_of_two_sizes_in_one_grid():
+    pytest.importorskip("matplotlib")
+    from skcl.plotting import plot_final_accuracies
+
+    with pytest.raises(ValueError, match="different numbers of tasks"):
+        plot_final_accuracies({"Iris SR": {"A": np.eye(3), "B": np.eye(2)}})
+    with pytest.raises(ValueError, match="square"):
+        plot_final_accuracies({"Iris SR": {"A": np.ones((2, 3))}})
+    with pytest.raises(ValueError, match="no accuracy matrix"):
+        plot_final_accuracies({"Iris SR": {}})

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ._sequences import SEQUENCES, columns_for
-from ._tables import _several_seeds, format_table, summarize
+from ._tables import _label, _several_seeds, format_table, summarize
 
 __all__ = ["FIGURE_ROWS", "environment", "environment_line", "write_accuracy_matrices",
            "write_figure2", "write_results"]
@@ -201,35 +201,43 @@ def _json_default(value):
 
 
 def write_accuracy_matrices(rows, path):
-    """One heatmap per (column, method) of the test accuracy matrices (with
-    several seeds, their mean over the seeds), saved as ``path`` (needs
-    matplotlib). Returns ``path``."""
-    from matplotlib.figure import Figure
+    """Which methods keep which tasks, as one PNG saved at ``path``.
 
-    from ..plotting import plot_accuracy_matrix
+    One grid per column (e.g. "Iris SR", "CI Split MNIST"), one row per
+    method (marked † or ‡ as in the table), the test accuracy on each task
+    after the last one (the final column of the test accuracy matrix) and
+    their mean, on one shared colour scale: see
+    :func:`skcl.plotting.plot_final_accuracies`. With several seeds, the
+    matrices' mean over the seeds. The full matrices are in the JSON.
+    Needs matplotlib.
+
+    Parameters
+    ----------
+    rows : list of dict
+        As returned by :func:`run_column` or :func:`reproduce`; rows
+        without a ``test_accuracy_matrix`` (a method this build lacks) are
+        left out.
+    path : str or path-like
+
+    Returns
+    -------
+    path
+    """
+    from ..plotting import plot_final_accuracies
 
     matrices = {}
     for row in rows:
         if row.get("available") and "test_accuracy_matrix" in row:
-            matrices.setdefault((row["column"], row["method"]), []).append(
-                np.asarray(row["test_accuracy_matrix"]))
-    columns = list(dict.fromkeys(column for column, _ in matrices))
-    methods = list(dict.fromkeys(method for _, method in matrices))
-    n_tasks = max((len(R[0]) for R in matrices.values()), default=1)
-    panel = 1.2 + 0.45 * n_tasks
-    fig = Figure(figsize=(panel * max(len(methods), 1) + 1, panel * max(len(columns), 1)),
-                 dpi=100, layout="constrained")
-    axes = fig.subplots(max(len(columns), 1), max(len(methods), 1), squeeze=False)
-    for ax in axes.ravel():
-        ax.set_axis_off()
-    for (column, method), Rs in matrices.items():
-        ax = axes[columns.index(column), methods.index(method)]
-        ax.set_axis_on()
-        title = f"{column}: {method}"
-        if len(Rs) > 1:
-            title += f"\nmean of {len(Rs)} seeds"
-        plot_accuracy_matrix(np.mean(Rs, axis=0) / 100, ax=ax, title=title)
-    fig.savefig(path)
+            matrices.setdefault(row["column"], {}).setdefault(_label(row), []).append(
+                np.asarray(row["test_accuracy_matrix"], dtype=float) / 100)
+    if not matrices:
+        raise ValueError("No row holds a test accuracy matrix to draw.")
+    grids = {}
+    for column, methods in matrices.items():
+        n_seeds = max(len(Rs) for Rs in methods.values())
+        title = column if n_seeds == 1 else f"{column} (mean of {n_seeds} seeds)"
+        grids[title] = {method: np.mean(Rs, axis=0) for method, Rs in methods.items()}
+    plot_final_accuracies(grids).savefig(path)
     return path
 
 
