@@ -139,11 +139,78 @@ def _epoch_batches(epoch_key, n_samples, batch_size):
 @partial(jax.jit, static_argnames=("n_samples", "batch_size", "n_epochs", "n_slots"))
 def _all_epoch_batches(key, *, n_samples, batch_size, n_epochs, n_slots):
     """Every epoch's minibatches, stacked: (idx, mask, step_keys) with leading
-    axes (n_epochs, n_slots); slots past the epoch's minibatches hold zeros."""
+    axes (n_epochs, n_slots); slots past the epoch's minibatches hold zeros.
+
+    One program per task size; :func:`_padded_epoch_batches` gives the same
+    arrays from one program per padded size."""
     # lax.map compiles faster than vmap here (0.55 against 0.9 s), with the same integers.
     idx, mask, keys = jax.lax.map(lambda k: _epoch_batches(k, n_samples, batch_size),
                                   jax.random.split(key, n_epochs))
     return tuple(_pad(a, 1, n_slots) for a in (idx, mask, keys))
+
+
+def _shuffle_rounds(n_samples):
+    """The sorting rounds of ``jax.random.permutation(key, n_samples)``.
+
+    JAX's shuffle sorts by fresh 32-bit keys ``ceil(3 ln n / ln(2^32 - 1))``
+    times (1 up to 1,625 elements, 2 up to 2.6 million).
+    """
+    return int(np.ceil(3 * np.log(max(1, n_samples)) / np.log(np.iinfo(np.uint32).max)))
+
+
+@partial(jax.jit, static_argnames=("n_rows", "batch_size", "n_epochs", "n_slots", "n_rounds"))
+def _padded_epoch_batches(key, n_samples, *, n_rows, batch_size, n_epochs, n_slots, n_rounds):
+    """:func:`_all_epoch_batches`'s very arrays with ``n_samples`` as data.
+
+    Compiling the minibatch draws costs as much as compiling a small task's
+    training loop (0.5 s each on 2 cores), and a static ``n_samples`` gave
+    one program per task size: joint training's growing union, CI Split
+    Wine's 38, 45 and 30 rows. Here one program serves every task padded to
+    ``n_rows`` rows. It redoes ``jax.random.permutation`` on ``n_rows``
+    positions: with JAX's partitionable threefry (its default) the random
+    bits of position i do not depend on the array's length, and the padded
+    positions get the largest sort key, so the stable sort leaves them
+    last and orders the real ones exactly as a permutation of
+    ``n_samples`` would; the minibatch keys are a prefix of the same
+    split. ``tests/test_training.py`` checks the arrays are identical.
+    """
+    positions = jnp.arange(n_rows)
+    real = positions < n_samples
+    largest = jnp.uint32(np.iinfo(np.uint32).max)
+    n_batches = (n_samples + batch_size - 1) // batch_size
+    flat = n_slots * batch_size
+
+    def epoch(epoch_key):
+        shuffle_key, steps_key = jax.random.split(epoch_key)
+        order = positions
+        for _ in range(n_rounds):
+            shuffle_key, sort_key = jax.random.split(shuffle_key)
+            bits = jax.random.bits(sort_key, (n_rows,), jnp.uint32)
+            _, order = jax.lax.sort_key_val(jnp.where(real, bits, largest), order)
+        order = jnp.pad(order, (0, flat - n_rows))
+        in_task = jnp.arange(flat) < n_samples
+        idx = jnp.where(in_task, order, 0).reshape(n_slots, batch_size)
+        mask = in_task.astype(jnp.float32).reshape(n_slots, batch_size)
+        keys = jax.random.split(steps_key, n_slots)
+        keys = jnp.where((jnp.arange(n_slots) < n_batches)[:, None], keys, 0)
+        return idx, mask, keys
+
+    return jax.lax.map(epoch, jax.random.split(key, n_epochs))
+
+
+def epoch_batches(key, *, n_samples, n_rows, batch_size, n_epochs, n_slots):
+    """Every epoch's minibatches of a task of ``n_samples`` padded to ``n_rows``.
+
+    One compiled program per padded size when JAX's threefry is
+    partitionable (its default), else one per task size (the arrays are
+    the same either way).
+    """
+    if n_samples <= PAD_MAX and jax.config.jax_threefry_partitionable:
+        return _padded_epoch_batches(
+            key, np.int32(n_samples), n_rows=n_rows, batch_size=batch_size,
+            n_epochs=n_epochs, n_slots=n_slots, n_rounds=_shuffle_rounds(n_samples))
+    return _all_epoch_batches(key, n_samples=n_samples, batch_size=batch_size,
+                              n_epochs=n_epochs, n_slots=n_slots)
 
 
 def _pad(a, axis, size):
@@ -244,8 +311,8 @@ def minimize(
     n_batches = n_minibatches(n_samples, batch_size)
     n_rows = padded_size(n_samples)
     n_slots = n_minibatches(n_rows, batch_size)
-    batches = _all_epoch_batches(key, n_samples=n_samples, batch_size=batch_size,
-                                 n_epochs=n_epochs, n_slots=n_slots)
+    batches = epoch_batches(key, n_samples=n_samples, n_rows=n_rows, batch_size=batch_size,
+                            n_epochs=n_epochs, n_slots=n_slots)
     X, y, weights = (_pad(a, 0, n_rows) for a in (X, y, weights))
     rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches, n_slots=n_epochs * n_slots)
     return _minimize(model, consolidation, state, params, X, y, weights, key, rates, batches,

@@ -1,0 +1,69 @@
+"""Compiled programs shared where the shapes are: tasks of different sizes
+padded to one size draw their minibatches with one program, and draw
+exactly the minibatches a program per task size would."""
+
+import itertools
+
+import jax
+import numpy as np
+import pytest
+
+from skcl import FineTuningClassifier
+from skcl._training import (
+    _all_epoch_batches,
+    _padded_epoch_batches,
+    _shuffle_rounds,
+    epoch_batches,
+    n_minibatches,
+    padded_size,
+)
+
+
+@pytest.mark.parametrize(
+    ("n_samples", "batch_size", "seed"),
+    [*itertools.product([1, 10, 17, 38, 45, 120, 128], [16], [0]),
+     (30, 7, 3), (200, 32, 1), (1625, 256, 2), (1626, 256, 2), (3000, 1000, 5)],
+)
+def test_padded_draws_are_the_per_size_draws(n_samples, batch_size, seed):
+    """The same indices, masks and step keys, dtype and shape included, as
+    the program compiled for the task's own size (the old path)."""
+    key = jax.random.PRNGKey(seed)
+    batch_size = min(batch_size, n_samples)
+    n_rows = padded_size(n_samples)
+    n_slots = n_minibatches(n_rows, batch_size)
+    expected = _all_epoch_batches(key, n_samples=n_samples, batch_size=batch_size,
+                                  n_epochs=3, n_slots=n_slots)
+    padded = _padded_epoch_batches(key, np.int32(n_samples), n_rows=n_rows,
+                                   batch_size=batch_size, n_epochs=3, n_slots=n_slots,
+                                   n_rounds=_shuffle_rounds(n_samples))
+    for old, new in zip(expected, padded):
+        assert old.dtype == new.dtype and old.shape == new.shape
+        np.testing.assert_array_equal(np.asarray(old), np.asarray(new))
+
+
+def test_shuffle_rounds_match_jax():
+    """Where the number of sorting rounds changes (JAX's rule), a padded
+    draw still equals jax.random.permutation's order."""
+    assert [_shuffle_rounds(n) for n in (1, 2, 1625, 1626, 4096)] == [0, 1, 1, 2, 2]
+    key = jax.random.PRNGKey(4)
+    for n in (1, 1626):
+        idx, mask, _ = epoch_batches(key, n_samples=n, n_rows=padded_size(n), batch_size=n,
+                                     n_epochs=1, n_slots=n_minibatches(padded_size(n), n))
+        shuffle_key, _ = jax.random.split(jax.random.split(key, 1)[0])
+        order = np.asarray(jax.random.permutation(shuffle_key, n))
+        np.testing.assert_array_equal(np.asarray(idx)[0].ravel()[:n], order)
+        assert np.asarray(mask)[0].sum() == n
+
+
+def test_tasks_of_three_sizes_share_one_minibatch_program():
+    """CI Split Wine's task sizes (38, 45, 30 rows; padded to 128): one
+    program draws all three tasks' minibatches, none per size."""
+    rng = np.random.default_rng(0)
+    # An epoch count no other test uses, so the programs are this test's own.
+    clf = FineTuningClassifier(n_epochs=7, random_state=0)
+    before = (_padded_epoch_batches._cache_size(), _all_epoch_batches._cache_size())
+    for n, classes in [(38, (0, 1)), (45, (1, 2)), (30, (2, 0))]:
+        X = rng.normal(size=(n, 4)).astype(np.float32)
+        clf.partial_fit(X, rng.choice(classes, size=n), classes=[0, 1, 2])
+    after = (_padded_epoch_batches._cache_size(), _all_epoch_batches._cache_size())
+    assert after[0] - before[0] == 1 and after[1] == before[1]
