@@ -391,8 +391,11 @@ def _run(args, rp, methods, figure, extra_columns):
                                     if args.seeds > 1 else {}),
               "n_jobs": args.n_jobs, "protocol": protocol, "wall_time_s": elapsed},
     )
+    drawable = any(row.get("available") and "test_accuracy_matrix" in row for row in rows)
     if _has_module("matplotlib"):
-        paths["matrices"] = _write_accuracy_matrices(rows, output / f"{args.sequence}_accuracy_matrices.png")
+        if drawable:  # else no method ran: nothing to draw
+            paths["matrices"] = _write_accuracy_matrices(
+                rows, output / f"{args.sequence}_accuracy_matrices.png")
     else:
         logging.getLogger("skcl.reproduce").info(
             "matplotlib is not installed: no accuracy-matrix figure (pip install 'skcl[plot]')")

@@ -232,3 +232,19 @@ def test_the_figure_refuses_matrices_of_two_sizes_in_one_grid():
         plot_final_accuracies({"Iris SR": {"A": np.ones((2, 3))}})
     with pytest.raises(ValueError, match="no accuracy matrix"):
         plot_final_accuracies({"Iris SR": {}})
+
+
+def test_a_run_with_nothing_to_draw_writes_no_figure(monkeypatch, tmp_path, capsys):
+    """No method available (e.g. a build without them): the table says n/a
+    and the command succeeds without a figure, instead of failing on it."""
+    pytest.importorskip("matplotlib")
+    from skcl import reproduce as rp
+
+    rows = [{"sequence": "ci-split-iris", "model": "sr", "column": "Iris SR",
+             "method": "NC", "available": False, "paper": 93.3333, "reference": 93.33}]
+    monkeypatch.setattr(rp, "reproduce", lambda *args, **kwargs: (rows, {}))
+    assert cli.main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "nc",
+                     "--quiet", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "n/a / 93.33 / 93.33" in out
+    assert not list(tmp_path.glob("*.png")) and (tmp_path / "ci-split-iris.txt").is_file()
