@@ -16,7 +16,8 @@ and the consolidation a pytree whose numbers (λ, ξ, ...) are traced, so
 every estimator with the same network and method reuses one compiled loop
 across tasks, λ values and estimator instances. The minibatch order and
 the learning rate of every step are data too, drawn by small programs of
-their own, and small tasks come padded to a few sizes
+their own (the minibatches by one per padded size, the task's own size
+being data to it), and small tasks come padded to a few sizes
 (:func:`padded_size`), so that tasks of different sizes share the loop:
 on small data, compiling it costs far more than running it.
 
