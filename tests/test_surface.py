@@ -4,12 +4,16 @@ against LDA, the ``classes`` a partial_fit accepts, and the dtype of the
 labels it gives back."""
 
 import numpy as np
+import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_wine
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.preprocessing import StandardScaler
 
-from skcl import GaussianDiscriminantClassifier
+from skcl import AQCClassifier, GaussianDiscriminantClassifier, LeastSquaresClassifier
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +77,83 @@ def test_decision_function_checks_its_input(wine):
         GaussianDiscriminantClassifier().decision_function(X)
     with pytest.raises(ValueError, match="features"):
         _gda_on_all(X, y, 0.1).decision_function(X[:, :5])
+
+
+# ------------------------------------------------------------------ labels
+
+
+def test_a_set_of_classes_is_refused_as_scikit_learn_refuses_it(wine):
+    X, y = wine
+    # scikit-learn's partial_fit: "Expected array-like (array or non-string
+    # sequence), got {0, 1, 2}". A set has no order, and classes_ has one.
+    with pytest.raises(ValueError, match="array-like"):
+        SGDClassifier().partial_fit(X, y, classes={0, 1, 2})
+    for clf in [LeastSquaresClassifier(random_state=0),
+                GaussianDiscriminantClassifier(random_state=0),
+                LeastSquaresClassifier(grow_classes=True, random_state=0)]:
+        with pytest.raises(ValueError, match="array-like.*got set.*sorted\\(classes\\)"):
+            clf.partial_fit(X, y, classes={0, 1, 2})
+        assert not hasattr(clf, "classes_")
+        clf.partial_fit(X, y, classes=sorted({0, 1, 2}))
+        # A later call holds the same rule, and changes nothing either.
+        scores = clf.decision_function(X)
+        with pytest.raises(ValueError, match="got set"):
+            clf.partial_fit(X, y, classes={0, 1, 2})
+        np.testing.assert_array_equal(clf.decision_function(X), scores)
+        assert clf.n_tasks_seen_ == 1
+
+
+@pytest.mark.parametrize("classes, match", [
+    ("abc", "got str 'abc'"), (3, "got int 3"), ([[0, 1, 2]], "1-D"), ([], "empty"),
+    ([0.5, 1.5, 2.5], "continuous"),
+])
+def test_other_malformed_classes_get_a_clear_error(wine, classes, match):
+    X, y = wine
+    with pytest.raises(ValueError, match=match):
+        LeastSquaresClassifier().partial_fit(X, y, classes=classes)
+
+
+def _label_kinds(y):
+    """The same wine cultivars as every container a user may hold them in."""
+    names = np.array(["barbera", "barolo", "grignolino"], dtype=object)[y]
+    return {
+        "object": names,
+        "categorical": pd.Categorical(names),
+        "series": pd.Series(names),
+        "str": names.astype(str),
+        "int": y,
+    }
+
+
+@pytest.mark.parametrize("kind", ["object", "categorical", "series", "str", "int"])
+@pytest.mark.parametrize("estimator", [
+    LeastSquaresClassifier(random_state=0),
+    GaussianDiscriminantClassifier(random_state=0),
+    LeastSquaresClassifier(grow_classes=True, random_state=0),
+    AQCClassifier(n_epochs=2, random_state=0),
+], ids=["least_squares", "gaussian", "grow_classes", "aqc"])
+def test_predict_returns_labels_in_their_own_dtype_like_logistic_regression(wine, kind,
+                                                                         estimator):
+    # scikit-learn is not of one mind: LogisticRegression (LabelEncoder,
+    # np.unique) keeps an object dtype, SGDClassifier (unique_labels) turns
+    # it into str. skcl keeps it, as LogisticRegression, SVC and the trees do.
+    X, y = wine
+    X = StandardScaler().fit_transform(X)
+    labels = _label_kinds(y)[kind]
+    reference = LogisticRegression().fit(X, labels)
+    fitted = clone(estimator).fit(X, labels)
+    np.testing.assert_array_equal(fitted.classes_, reference.classes_)
+    assert fitted.classes_.dtype == reference.classes_.dtype
+    assert fitted.predict(X).dtype == reference.predict(X).dtype
+    # The same model as on the integer labels, only named.
+    on_ints = clone(estimator).fit(X, y)
+    names = np.unique(np.asarray(labels))
+    np.testing.assert_array_equal(fitted.predict(X), names[on_ints.predict(X)])
+    # partial_fit: the dtype of the classes given, in two tasks.
+    classes = np.unique(np.asarray(labels))
+    first, second = y < 2, y >= 1
+    stream = clone(estimator).partial_fit(X[first], np.asarray(labels)[first],
+                                          classes=classes)
+    stream.partial_fit(X[second], np.asarray(labels)[second], classes=classes)
+    assert stream.predict(X).dtype == reference.predict(X).dtype
+    assert set(stream.predict(X)) <= set(classes)
