@@ -157,3 +157,20 @@ def test_predict_returns_labels_in_their_own_dtype_like_logistic_regression(wine
     stream.partial_fit(X[second], np.asarray(labels)[second], classes=classes)
     assert stream.predict(X).dtype == reference.predict(X).dtype
     assert set(stream.predict(X)) <= set(classes)
+
+
+def test_sequences_take_the_same_classes_and_keep_the_labels_dtype():
+    from skcl.datasets import load_ci_split_wine
+    from skcl.model_selection import SequenceGridSearch, learn_task_sequence
+
+    data = load_ci_split_wine()
+    with pytest.raises(ValueError, match="got set"):
+        learn_task_sequence(LeastSquaresClassifier(), data.train, data.test, classes={0, 1, 2})
+    names = np.array(["barbera", "barolo", "grignolino"], dtype=object)
+    named = lambda tasks: [(X, names[y]) for X, y in tasks]  # noqa: E731
+    search = SequenceGridSearch(LeastSquaresClassifier(random_state=0),
+                                {"alpha": [0.1, 10.0]}).fit(named(data.train),
+                                                            named(data.validation))
+    assert search.classes_.dtype == object
+    assert search.predict(data.test[0][0]).dtype == object
+    np.testing.assert_array_equal(search.classes_, names)
