@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from skcl.feature_extraction import PretrainedFeatureExtractor
-from skcl.feature_extraction import _extractor
+from skcl.feature_extraction import PretrainedFeatureExtractor, _extractor
 from skcl.feature_extraction._architectures import ConvNet
 
 
