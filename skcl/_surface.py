@@ -18,14 +18,10 @@ from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
-    check_classification_targets,
-    unique_labels,
-)
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from ._validation import validate_params
+from ._validation import check_classes, sorted_labels, validate_params
 
 __all__ = ["SequentialClassifier", "ValidTask"]
 
@@ -83,7 +79,10 @@ class SequentialClassifier(ClassifierMixin, BaseEstimator):
             omitted or must be the same. With ``grow_classes=True`` it may
             be omitted on the first call too, and a later call may pass
             more classes (a superset of ``classes_``) or labels not seen
-            yet.
+            yet. An array or a list, as in scikit-learn (a set, which has
+            no order, is refused with a ValueError); ``classes_`` and
+            ``predict`` keep its dtype (``object`` stays ``object``, as in
+            ``LogisticRegression``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the samples in the likelihood.
 
@@ -169,19 +168,26 @@ class SequentialClassifier(ClassifierMixin, BaseEstimator):
         grow = bool(self.grow_classes) and not infer_classes
         if first and classes is None and not infer_classes and not grow:
             raise ValueError("classes must be passed on the first call to partial_fit.")
+        if classes is not None:
+            classes = check_classes(classes)
         X, y = validate_data(self, X, y, reset=first, dtype=self._input_dtypes)
         check_classification_targets(y)
         if infer_classes:
-            classes = unique_labels(y)
-        if first and classes is not None:
-            check_classification_targets(np.asarray(classes))
+            classes = sorted_labels(y)
         grown = None
         if grow:
             grown = self._grown_classes(y, classes)
             if first:
                 self.classes_, grown = grown, None
         else:
-            _check_partial_fit_first_call(self, classes)
+            if first:
+                self.classes_ = classes
+            elif classes is not None and not np.array_equal(self.classes_, classes):
+                # scikit-learn's message (_check_partial_fit_first_call).
+                raise ValueError(
+                    f"`classes={classes!r}` is not the same as on last call to "
+                    f"partial_fit, was: {self.classes_!r}"
+                )
             unknown = np.setdiff1d(np.unique(y), self.classes_)
             if unknown.size:
                 raise ValueError(
@@ -196,23 +202,16 @@ class SequentialClassifier(ClassifierMixin, BaseEstimator):
     def _grown_classes(self, y, classes):
         """The sorted union of the classes so far, ``classes`` and ``y``.
 
+        ``classes`` is checked already (:func:`~skcl._validation.check_classes`).
         None when nothing is new. Rejects ``classes`` that lack a class
         seen before or a label of ``y``, and labels of another type.
         """
         first = not hasattr(self, "classes_")
         labels = np.unique(y)
-        if classes is not None:
-            classes = np.asarray(classes)
-            if classes.ndim != 1 or classes.size == 0:
-                raise ValueError(
-                    f"classes must be a non-empty 1-D array, got shape {classes.shape}."
-                )
-            if not first:
-                check_classification_targets(classes)
         parts = [labels] + ([] if first else [self.classes_])
         parts += [] if classes is None else [classes]
         try:
-            union = unique_labels(*parts)
+            union = sorted_labels(*parts)
         except ValueError as exc:
             raise ValueError(
                 f"grow_classes: the labels must keep one type; {exc}. The classes so far "

@@ -6,6 +6,7 @@ checks them before anything is learned, with scikit-learn's messages and
 its ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``).
 """
 
+from collections.abc import Mapping, Set
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,14 +16,17 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_parameter_constraints,
 )
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
 
 __all__ = [
     "Interval",
     "StrOptions",
+    "check_classes",
     "positive_int",
     "positive_real",
     "validate_params",
     "layer_sizes",
+    "sorted_labels",
     "store_parameters",
 ]
 
@@ -76,3 +80,55 @@ def layer_sizes(value, name):
     if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, Integral) or s < 1 for s in sizes):
         raise InvalidParameterError(f"{name} must be positive integers, got {value!r}.")
     return tuple(int(s) for s in sizes)
+
+
+def sorted_labels(*labels):
+    """The sorted union of label arrays, in the labels' own dtype.
+
+    scikit-learn's ``unique_labels`` checks them (one kind of target, no
+    strings mixed with numbers) but turns an ``object`` array of strings
+    (and a pandas ``Categorical``) into a ``<U`` array; ``np.unique``, as in
+    ``LabelEncoder`` and so in ``LogisticRegression``, ``SVC`` or the
+    trees, keeps ``object``, so that ``predict`` returns labels of the
+    dtype they were given in.
+
+    Parameters
+    ----------
+    *labels : array-likes of shape (n,)
+
+    Returns
+    -------
+    ndarray of shape (n_labels,)
+    """
+    unique_labels(*labels)  # scikit-learn's checks and messages
+    return np.unique(np.concatenate([np.asarray(part).ravel() for part in labels]))
+
+
+def check_classes(classes):
+    """The ``classes`` of a ``partial_fit``, sorted and unique, in their own dtype.
+
+    Raises
+    ------
+    ValueError
+        For what scikit-learn's ``partial_fit`` rejects with a
+        ``ValueError``: a set or a mapping (no order; scikit-learn asks
+        for an "array-like (array or non-string sequence)"), a string, a
+        scalar, an empty or 2-D array, or continuous values.
+    """
+    if isinstance(classes, (Set, Mapping, str, bytes)) or np.ndim(classes) != 1:
+        hint = (
+            ": a set has no order; pass a list or an array, e.g. sorted(classes)"
+            if isinstance(classes, Set) else ""
+        )
+        shown = repr(classes)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise ValueError(
+            f"classes must be a 1-D array-like of labels (array or non-string "
+            f"sequence), as in scikit-learn's partial_fit; got {type(classes).__name__} "
+            f"{shown}{hint}."
+        )
+    classes = np.asarray(classes)
+    if classes.size == 0:
+        raise ValueError("classes is empty: it must name every class of the sequence.")
+    check_classification_targets(classes)
+    return sorted_labels(classes)

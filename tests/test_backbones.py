@@ -90,6 +90,27 @@ def torchvision_features(torch, model, images):
         return headless(images.contiguous()).numpy()
 
 
+def assert_torch_features(got, expected, extractor):
+    """Features against torchvision's forward pass on the CPU, to the precision asked.
+
+    On a CPU, float32 (and tf32, which a CPU does not have) is torch's own
+    forward pass bit for bit. On a GPU, float32 kernels sum in another
+    order: float32 rounding through the network, ten times below the 1e-3
+    that TF32 moves the features by (what the float32 default is there to
+    avoid). bfloat16 has 8 bits of mantissa.
+    """
+    assert got.dtype == np.float32 and got.shape == expected.shape
+    scale = np.abs(expected).max()
+    if extractor.precision == "bfloat16":
+        np.testing.assert_allclose(got, expected, rtol=0, atol=5e-2 * scale)
+    elif extractor.device_ == "cpu":
+        np.testing.assert_array_equal(got, expected)
+    elif extractor.precision == "float32":
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * scale)
+    else:  # TF32 on a GPU
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-2 * scale)
+
+
 # ----------------------------------------------------------------------------
 # torchvision models: the same features as torchvision's forward pass.
 
@@ -100,14 +121,14 @@ def test_torchvision_weights_file_gives_torchvisions_features(torch, resnet18_fi
     extractor = BackboneFeatureExtractor("resnet18", weights=path, preprocess=None).fit(images)
     got = extractor.transform(images)
     x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255
-    np.testing.assert_array_equal(got, torchvision_features(torch, model, x))
+    assert_torch_features(got, torchvision_features(torch, model, x), extractor)
     assert got.shape == (6, 512) and got.dtype == np.float32
     # The features are the classifier's input: the full model's logits follow.
     with torch.no_grad():
         logits = model(x.contiguous()).numpy()
     fc = model.fc.weight.detach().numpy(), model.fc.bias.detach().numpy()
     np.testing.assert_allclose(got @ fc[0].T + fc[1], logits, rtol=1e-4, atol=1e-4)
-    assert extractor.device_ == "cpu" and extractor.model_.training is False
+    assert extractor.device_ in ("cpu", "cuda:0") and extractor.model_.training is False
     assert extractor.get_feature_names_out()[0] == "backbonefeatureextractor0"
 
 
@@ -116,7 +137,8 @@ def test_grayscale_images_are_expanded_to_three_channels(torch, resnet18_file):
     gray = rgb_images()[..., 0]
     extractor = BackboneFeatureExtractor("resnet18", weights=path, preprocess=None).fit(gray)
     x = torch.from_numpy(gray)[:, None].expand(-1, 3, -1, -1).float() / 255
-    np.testing.assert_array_equal(extractor.transform(gray), torchvision_features(torch, model, x))
+    assert_torch_features(extractor.transform(gray), torchvision_features(torch, model, x),
+                          extractor)
     # Flattened rows with image_shape, and floats in [0, 1], are the same images.
     flat = BackboneFeatureExtractor("resnet18", weights=path, preprocess=None, image_shape=(32, 32))
     np.testing.assert_allclose(
@@ -136,7 +158,8 @@ def test_preprocessing_is_torchvisions(torch, resnet18_file):
     transforms = ImageClassification(**spec)
     x = transforms(torch.from_numpy(images).permute(0, 3, 1, 2))
     assert x.shape == (3, 3, 32, 32)
-    np.testing.assert_array_equal(extractor.transform(images), torchvision_features(torch, model, x))
+    assert_torch_features(extractor.transform(images), torchvision_features(torch, model, x),
+                          extractor)
 
 
 def test_weights_enum_uses_its_state_and_its_preprocessing(torch, resnet18_file, monkeypatch):
@@ -161,7 +184,8 @@ def test_weights_enum_uses_its_state_and_its_preprocessing(torch, resnet18_file,
         "std": (0.229, 0.224, 0.225), "interpolation": "bilinear", "to_rgb": False,
     }
     x = weights.transforms()(torch.from_numpy(images).permute(0, 3, 1, 2))
-    np.testing.assert_array_equal(extractor.transform(images), torchvision_features(torch, model, x))
+    assert_torch_features(extractor.transform(images), torchvision_features(torch, model, x),
+                          extractor)
     for name in ("IMAGENET1K_V1", "DEFAULT", "ResNet18_Weights.IMAGENET1K_V1"):
         again = BackboneFeatureExtractor("resnet18", weights=name).fit(images[:1])
         assert again.backbone_hash_ == extractor.backbone_hash_
@@ -187,7 +211,59 @@ def test_other_torchvision_models_lose_their_last_linear_layer(torch):
     with torch.no_grad():
         expected = model(x.contiguous()).numpy()
     assert expected.shape == (2, 1024)
-    np.testing.assert_array_equal(extractor.transform(images), expected)
+    assert_torch_features(extractor.transform(images), expected, extractor)
+
+
+@pytest.mark.parametrize("precision", ["float32", "tf32", "bfloat16"])
+def test_each_precision_is_within_its_tolerance_of_torchvisions_forward(torch, resnet18_file,
+                                                                        precision):
+    model, path = resnet18_file
+    images = rgb_images()
+    extractor = BackboneFeatureExtractor("resnet18", weights=path, preprocess=None,
+                                         precision=precision).fit(images)
+    got = extractor.transform(images)
+    x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255
+    expected = torchvision_features(torch, model, x)
+    assert_torch_features(got, expected, extractor)
+    if precision == "bfloat16":  # it did run in bfloat16 (autocast works on a CPU)
+        assert np.abs(got - expected).max() > 1e-4 * np.abs(expected).max()
+
+
+def test_precision_is_set_for_the_forward_pass_only(torch, digits):
+    """The flags torch reads while the network runs, and after: restored."""
+    conv, matmul = torch.backends.cudnn.conv, torch.backends.cuda.matmul
+    if not hasattr(conv, "fp32_precision"):
+        pytest.skip("torch < 2.9: the legacy allow_tf32 flags are used")
+    seen = []
+
+    class Probe(torch.nn.Module):
+        def forward(self, x):
+            seen.append((conv.fp32_precision, matmul.fp32_precision,
+                         torch.is_autocast_enabled(x.device.type)))
+            return x.mean(dim=(2, 3))
+
+    X, _ = digits
+    saved = conv.fp32_precision, matmul.fp32_precision
+    try:
+        # As on an Ampere GPU by default (cuDNN), and matrix products too.
+        conv.fp32_precision, matmul.fp32_precision = "tf32", "tf32"
+        for precision, expected in [("float32", ("ieee", "ieee", False)),
+                                    ("tf32", ("tf32", "tf32", False)),
+                                    ("bfloat16", ("ieee", "ieee", True))]:
+            seen.clear()
+            BackboneFeatureExtractor(Probe(), image_shape=(8, 8), precision=precision).fit(
+                X[:4]).transform(X[:4])
+            assert seen and set(seen) == {expected}, precision
+            assert (conv.fp32_precision, matmul.fp32_precision) == ("tf32", "tf32")
+            assert not torch.is_autocast_enabled("cpu")
+    finally:
+        conv.fp32_precision, matmul.fp32_precision = saved
+
+
+def test_precision_is_checked(digits):
+    X, _ = digits
+    with pytest.raises(ValueError, match="precision must be one of.*float32.*got 'half'"):
+        BackboneFeatureExtractor(image_stats, image_shape=(8, 8), precision="half").fit(X)
 
 
 # ----------------------------------------------------------------------------
@@ -343,6 +419,12 @@ def test_cache_serves_the_same_images_again_and_nothing_else(torch, tmp_path, ca
     # Other preprocessing, another model.
     make(preprocess={"mean": (0.5,) * 3, "std": (0.5,) * 3}).fit(images).transform(images)
     assert _cache_hits(caplog) == (0, 2)
+    # Another precision: other features, their own entry, never float32's.
+    bf16 = make(precision="bfloat16").fit(images).transform(images)
+    assert not np.array_equal(bf16, new_weights)
+    np.testing.assert_array_equal(make(precision="bfloat16").fit(images).transform(images), bf16)
+    np.testing.assert_array_equal(make().fit(images).transform(images), new_weights)
+    assert _cache_hits(caplog) == (2, 1)
 
 
 def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, caplog):

@@ -17,7 +17,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted
 
 import skcl.pipeline
-from skcl import AQCClassifier, FineTuningClassifier
+from skcl import AQCClassifier, FineTuningClassifier, LeastSquaresClassifier
+from skcl.feature_extraction import RandomFeatures
 from skcl.metrics import final_average_accuracy
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 from skcl.pipeline import Pipeline, make_pipeline
@@ -303,27 +304,113 @@ def test_search_transforms_once_with_the_fitted_steps(iris):
 
 
 @pytest.mark.parametrize(
-    "scaler, grid, match",
+    "grid, match",
     [
-        # The user's own step is unfitted: no candidate could learn.
-        ("unfitted", {"standardscaler__with_mean": [True, False]},
-         "Step 'standardscaler' .* not fitted.*pre-train"),
-        ("unfitted", {"recordingclassifier__learning_rate": [0.1, 0.01]},
-         "Step 'standardscaler' .* not fitted.*pre-train"),
-        # Fitted, but a grid on it makes every candidate a clone, unfitted.
-        ("fitted", {"standardscaler__with_mean": [True, False]},
-         "step 'standardscaler' .* would not be fitted.*grid sets "
-         "\\['standardscaler__with_mean'\\].*clone resets"),
-        ("fitted", {"standardscaler": [StandardScaler()]}, "swap in fitted steps"),
+        # A grid on the fitted step makes every candidate a clone, reset.
+        ({"standardscaler__with_mean": [True, False]},
+         "your fitted step 'standardscaler' .*grid sets "
+         "\\['standardscaler__with_mean'\\].*clone resets.*FrozenEstimator"),
+        ({"standardscaler__with_mean": [True], "recordingclassifier__learning_rate": [0.1]},
+         "would refit your fitted 'standardscaler' on the first task"),
     ],
 )
-def test_search_rejects_candidates_with_unfitted_steps_before_training(iris, scaler, grid, match):
-    scaler = _fitted_scaler(iris) if scaler == "fitted" else StandardScaler()
-    search = SequenceGridSearch(make_pipeline(scaler, RecordingClassifier(**AQC)), grid)
+def test_search_rejects_candidates_that_would_reset_a_fitted_step(iris, grid, match):
+    search = SequenceGridSearch(
+        make_pipeline(_fitted_scaler(iris), RecordingClassifier(**AQC)), grid
+    )
     received.clear()
     with pytest.raises(NotFittedError, match=match):
         search.fit(iris.train, iris.validation)
     assert received == [] and not hasattr(search, "cv_results_")
+
+
+def _maybe_fit(step, X):
+    return step if X is None else step.fit(X)
+
+
+def _first_task_scaler(data):
+    """The scaler a partial_fit loop fits: on the first training task."""
+    return StandardScaler().fit(data.train[0][0])
+
+
+WINE_PIPELINES = {
+    # (the steps after the scaler, fitted on X when it is given; the final
+    # step; a grid on the final step)
+    "aqc": (lambda X=None: [], AQCClassifier(learning_rate=0.01, random_state=0),
+            {"aqcclassifier__alpha": [1, 10, 1000]}),
+    "least squares": (lambda X=None: [_maybe_fit(RandomFeatures(300, random_state=0), X)],
+                      LeastSquaresClassifier(),
+                      {"leastsquaresclassifier__alpha": [1e-3, 1.0, 1e3]}),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(WINE_PIPELINES))
+def test_search_fits_unfitted_leading_steps_on_the_first_training_task(wine, name):
+    make_leading, final, grid = WINE_PIPELINES[name]
+    unfitted = make_pipeline(StandardScaler(), *make_leading(), clone(final))
+    scaler = _first_task_scaler(wine)
+    by_hand = make_pipeline(scaler, *make_leading(scaler.transform(wine.train[0][0])),
+                            clone(final))
+    search = SequenceGridSearch(unfitted, grid).fit(wine.train, wine.validation,
+                                                    classes=wine.classes)
+    reference = SequenceGridSearch(by_hand, grid).fit(wine.train, wine.validation,
+                                                      classes=wine.classes)
+    assert search.best_params_ == reference.best_params_
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"],
+                                  reference.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(search.accuracy_matrices_, reference.accuracy_matrices_)
+    assert search.best_score_ >= 0.9
+    # The grid chose: its candidates do not all score the same.
+    assert np.ptp(search.cv_results_["mean_test_score"]) > 0
+
+    # Every candidate a clone of the whole pipeline fitting its own steps
+    # (a grid on a leading step forces it) gives the same scores, and so
+    # does a partial_fit loop of the best candidate.
+    slow = SequenceGridSearch(unfitted, {**grid, "standardscaler__with_mean": [True]}).fit(
+        wine.train, wine.validation, classes=wine.classes
+    )
+    np.testing.assert_array_equal(slow.accuracy_matrices_, search.accuracy_matrices_)
+    loop = clone(unfitted).set_params(**search.best_params_)
+    R = learn_task_sequence(loop, wine.train, wine.validation, classes=wine.classes)
+    np.testing.assert_array_equal(R[:, -1], search.accuracy_matrices_[search.best_index_][:, -1])
+
+    # The best model carries the steps fitted on the first task; the
+    # user's pipeline is left unfitted.
+    best = search.best_estimator_
+    np.testing.assert_array_equal(best[0].mean_, wine.train[0][0].mean(0))
+    for X, _ in wine.test:
+        np.testing.assert_array_equal(search.predict(X), reference.predict(X))
+        np.testing.assert_array_equal(search.predict(X), loop.predict(X))
+    for step in unfitted:
+        with pytest.raises(NotFittedError):
+            check_is_fitted(step)
+
+
+@pytest.mark.slow
+def test_search_lets_updating_transformers_drift_as_partial_fit_does(wine):
+    # With partial_fit_transformers the scaler moves on every task, so the
+    # features are not the same from task to task: each candidate learns
+    # through its own pipeline, as a partial_fit loop does.
+    pipe = make_pipeline(StandardScaler(), AQCClassifier(learning_rate=0.01, random_state=0),
+                         partial_fit_transformers=True)
+    grid = {"aqcclassifier__alpha": [1, 1000]}
+    search = SequenceGridSearch(pipe, grid).fit(wine.train, wine.validation,
+                                                classes=wine.classes)
+    for i, params in enumerate(search.cv_results_["params"]):
+        loop = clone(pipe).set_params(**params)
+        R = learn_task_sequence(loop, wine.train, wine.validation, classes=wine.classes)
+        np.testing.assert_array_equal(R[:, -1], search.accuracy_matrices_[i][:, -1])
+    np.testing.assert_allclose(search.best_estimator_[0].mean_,
+                               np.vstack([X for X, _ in wine.train]).mean(0))
+
+
+def test_sklearn_pipeline_in_a_search_says_to_use_skcls(wine):
+    pipe = sklearn_make_pipeline(StandardScaler(), AQCClassifier())
+    with pytest.raises(TypeError, match="scikit-learn's Pipeline has none.*skcl.pipeline"):
+        SequenceGridSearch(pipe, {"aqcclassifier__alpha": [1, 10]}).fit(
+            wine.train, wine.validation, classes=wine.classes
+        )
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ import time
 from collections.abc import Mapping
 from numbers import Integral
 
+import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted, check_memory
@@ -41,6 +42,7 @@ from ._inputs import ImageInputMixin
 from ._jax_backend import jax_device, jax_forward, on_device, params_hash
 from ._preprocessing import check_preprocess, describe, resolve_preprocess
 from ._torch_backend import (
+    PRECISIONS,
     _import_torch,
     frozen,
     is_torch_module,
@@ -63,6 +65,9 @@ _progress = functools.partial(log_progress, logging.getLogger("skcl.feature_extr
 
 
 __all__ = ["BackboneFeatureExtractor"]
+
+# The precision parameter as JAX's default_matmul_precision.
+_JAX_PRECISIONS = {"float32": "highest", "tf32": "tensorfloat32", "bfloat16": "bfloat16"}
 
 
 class BackboneFeatureExtractor(
@@ -164,8 +169,8 @@ class BackboneFeatureExtractor(
         Where to cache the features, as in scikit-learn's ``Pipeline``: a
         directory, or a :class:`joblib.Memory`. A transform of images that
         were transformed before by the same network with the same weights,
-        preprocessing and kind of device is read from the cache instead of
-        computed: a rerun, a search, or a second method over the same
+        preprocessing, kind of device and ``precision`` is read from the
+        cache instead of computed: a rerun, a search, or a second method over the same
         images extracts once. The key is a hash of the backbone (its
         name, or its code for a function, its class and structure for a
         module), of its weights or params, of the preprocessing and of the
@@ -177,6 +182,34 @@ class BackboneFeatureExtractor(
         a GPU with ``pip install "skcl[gpu]"``), else the CPU. "cpu",
         "cuda" (or "gpu"), or a torch device such as "cuda:1". The result
         is ``device_``.
+    precision : {"float32", "tf32", "bfloat16"}, default="float32"
+        The arithmetic of the network's forward pass (the preprocessing is
+        float32 always), so that features, and the features a user caches,
+        do not depend on a device's default precision mode:
+
+        * "float32": full float32 everywhere. TensorFloat-32 is turned off
+          for the forward pass (torch turns it on for cuDNN convolutions
+          by default on Ampere and later NVIDIA GPUs, and JAX's default
+          matrix-product precision may use it there; it moves a ResNet's
+          features by about 1e-3), then torch's flags are restored. On a CPU torch's
+          features are then those of torch's own float32 forward pass,
+          bit for bit; on a GPU they agree with them to float32 rounding
+          (a relative 1e-5 or so), as the kernels sum in another order.
+        * "tf32": TensorFloat-32 (10-bit mantissa) in matrix products and
+          convolutions on GPUs that have it, several times faster there;
+          features move by about 1e-3. On a CPU, float32.
+        * "bfloat16": the forward pass in bfloat16 (torch's autocast, on a
+          CPU too; for a JAX function, JAX's bfloat16 matrix-product
+          precision, which XLA's CPU backend computes in float32), the
+          fastest on recent GPUs and the least exact: features move by
+          about 1e-2 of their scale (0.8 % of the largest feature for a
+          ResNet-18 on a CPU).
+
+        torch's precision flags are global to the process: a forward pass
+        holds a lock while it sets and restores them, so extractors in
+        threads run their forward passes one at a time.
+
+        It is part of the cache key: features are cached per precision.
     verbose : int, default=0
         When positive, print the device, the progress of long transforms
         and whether features came from the cache.
@@ -221,8 +254,9 @@ class BackboneFeatureExtractor(
     Pickling keeps the network: a torch module pickles with its weights, a
     JAX function by reference (a function defined at the top level of a
     module pickles, a lambda does not), and ``memory`` is a location, not
-    the cache itself. Features are cached per kind of device, as a GPU's
-    arithmetic differs from a CPU's in the last bits. A JAX function is
+    the cache itself. Features are cached per kind of device and per
+    ``precision``, as a GPU's arithmetic differs from a CPU's in the last
+    bits, and TF32's or bfloat16's from float32's in far more. A JAX function is
     keyed by its code and the values it closes over: one that reads
     global state should not be cached.
 
@@ -256,6 +290,7 @@ class BackboneFeatureExtractor(
         batch_size=64,
         memory=None,
         device="auto",
+        precision="float32",
         verbose=0,
         progress_bar=False,
     ):
@@ -267,6 +302,7 @@ class BackboneFeatureExtractor(
         self.batch_size = batch_size
         self.memory = memory
         self.device = device
+        self.precision = precision
         self.verbose = verbose
         self.progress_bar = progress_bar
 
@@ -359,9 +395,11 @@ class BackboneFeatureExtractor(
             return self._extract(images)
         start = time.perf_counter()
         # The key: the backbone with its weights, the preprocessing, the kind
-        # of device, and the images' bytes, dtype and shape. The extractor
-        # and the images themselves are ignored by joblib (not hashed again).
-        key = features_key(self.backbone_hash_, self.preprocess_, self.device_, images)
+        # of device with the precision (each computes other last bits), and
+        # the images' bytes, dtype and shape. The extractor and the images
+        # themselves are ignored by joblib (not hashed again).
+        device = f"{self.device_.split(':')[0]}/{self.precision}"
+        key = features_key(self.backbone_hash_, self.preprocess_, device, images)
         features, hit = cached_call(memory, _cached_features, key, extractor=self, images=images)
         if self.verbose:
             source = "read from the cache" if hit else "extracted and cached"
@@ -390,6 +428,11 @@ class BackboneFeatureExtractor(
     def _check_params(self):
         if not (isinstance(self.batch_size, Integral) and self.batch_size >= 1):
             raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}.")
+        if not (isinstance(self.precision, str) and self.precision in PRECISIONS):
+            raise ValueError(
+                f"precision must be one of {list(PRECISIONS)} (float32 by default; tf32 "
+                f"and bfloat16 trade exactness for speed on a GPU), got {self.precision!r}."
+            )
         if not isinstance(self.device, str):
             raise ValueError(f"device must be a string such as 'auto', 'cpu' or 'cuda', got {self.device!r}.")
         if not (isinstance(self.backbone, str) or callable(self.backbone)):
@@ -485,11 +528,13 @@ class BackboneFeatureExtractor(
         """Features of one checked batch (uint8 or float32, NHWC) as float32 NumPy."""
         spec = state["preprocess_"]
         if state["model_"] is not None:
-            return torch_forward(state["model_"], spec, batch, state["device_"])
-        return jax_forward(
-            self.backbone, state["params_"], spec, batch, batch_size=int(self.batch_size),
-            device=state["device_"], no_params=self.params is None,
-        )
+            return torch_forward(state["model_"], spec, batch, state["device_"], self.precision)
+        # Part of the trace context: each precision is its own compilation.
+        with jax.default_matmul_precision(_JAX_PRECISIONS[self.precision]):
+            return jax_forward(
+                self.backbone, state["params_"], spec, batch, batch_size=int(self.batch_size),
+                device=state["device_"], no_params=self.params is None,
+            )
 
 
 # joblib files cached features under this function's module and name, and

@@ -104,6 +104,15 @@ class PretrainedFeatureExtractor(
         Images per compiled forward pass of :meth:`transform`: memory
         stays bounded by one batch (plus the output) whatever the input
         size, and every call reuses one compilation.
+    precision : {"float32", "tf32", "bfloat16"}, default="float32"
+        The arithmetic of :meth:`transform`'s matrix products and
+        convolutions (JAX's ``default_matmul_precision``), as for
+        :class:`BackboneFeatureExtractor`: full float32 by default, so
+        that the features do not depend on a GPU's default precision mode
+        (JAX may use TensorFloat-32 on Ampere and later NVIDIA GPUs);
+        "tf32" or "bfloat16" trade exactness for speed on a GPU. XLA's CPU
+        backend computes float32 whatever is asked. Pre-training in
+        :meth:`fit` runs at JAX's default precision.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation and the minibatch order; an int gives
         identical weights run to run.
@@ -164,6 +173,7 @@ class PretrainedFeatureExtractor(
         prior_precision=1.0,
         class_weight=None,
         transform_batch_size=1024,
+        precision="float32",
         random_state=None,
         verbose=0,
         progress_bar=False,
@@ -176,6 +186,7 @@ class PretrainedFeatureExtractor(
         self.prior_precision = prior_precision
         self.class_weight = class_weight
         self.transform_batch_size = transform_batch_size
+        self.precision = precision
         self.random_state = random_state
         self.verbose = verbose
         self.progress_bar = progress_bar
@@ -282,6 +293,7 @@ class PretrainedFeatureExtractor(
         """
         check_is_fitted(self)
         check_progress_bar(self)
+        self._check_precision()
         _check_feature_names(self, X, reset=False)
         images = self._images(X, fitted_shape=self.image_shape_)
         n_samples = len(images)
@@ -296,9 +308,10 @@ class PretrainedFeatureExtractor(
                 if n < batch_size:  # pad: every batch reuses one compilation
                     padding = np.zeros((batch_size - n, *batch.shape[1:]), batch.dtype)
                     batch = np.concatenate([batch, padding])
-                features[begin : begin + n] = np.asarray(
-                    _features(self.network_, self.theta_, batch)
-                )[:n]
+                # Part of the trace context: each precision is its own compilation.
+                with jax.default_matmul_precision(_JAX_PRECISIONS[self.precision]):
+                    out = _features(self.network_, self.theta_, batch)
+                features[begin : begin + n] = np.asarray(out)[:n]
                 bar.update()
                 if self.verbose and (begin // batch_size) % 10 == 9:
                     _progress(
@@ -443,8 +456,16 @@ class PretrainedFeatureExtractor(
             value = getattr(self, name)
             if not (np.isscalar(value) and np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}.")
+        self._check_precision()
         _likelihoods.check_class_weight(self.class_weight)
         self._declared_image_shape()
+
+    def _check_precision(self):
+        if not (isinstance(self.precision, str) and self.precision in _JAX_PRECISIONS):
+            raise ValueError(
+                f"precision must be one of {list(_JAX_PRECISIONS)} (float32 by default; tf32 "
+                f"and bfloat16 trade exactness for speed on a GPU), got {self.precision!r}."
+            )
 
     def _network_from_header(self, header, path):
         """The ConvNet a weights file's header describes, if it fits this extractor."""
@@ -494,6 +515,10 @@ class PretrainedFeatureExtractor(
         self.image_shape_ = network.image_shape
         self.n_features_in_ = int(np.prod(network.image_shape))
         self._n_features_out = network.n_features
+
+
+# The precision parameter as JAX's default_matmul_precision.
+_JAX_PRECISIONS = {"float32": "highest", "tf32": "tensorfloat32", "bfloat16": "bfloat16"}
 
 
 @partial(jax.jit, static_argnums=0)

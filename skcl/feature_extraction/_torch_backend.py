@@ -9,9 +9,11 @@ imported inside the functions that need them, so that skcl imports and
 works without them.
 """
 
+import contextlib
 import copy
 import os
 import sys
+import threading
 from collections.abc import Mapping
 
 import joblib
@@ -19,6 +21,7 @@ import joblib
 from ._feature_cache import function_identity
 
 __all__ = [
+    "PRECISIONS",
     "frozen",
     "is_torch_module",
     "is_weights_path",
@@ -29,6 +32,7 @@ __all__ = [
     "state_dict_hash",
     "torch_device",
     "torch_forward",
+    "torch_precision",
 ]
 
 _TORCH_EXTRA = (
@@ -37,6 +41,19 @@ _TORCH_EXTRA = (
 )
 
 _WEIGHTS_FILE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".tar")
+
+#: The ``precision`` parameter's values: the arithmetic of the forward pass.
+PRECISIONS = ("float32", "tf32", "bfloat16")
+
+# torch's precision flags are global to the process: one forward at a time
+# sets and restores them, so that two extractors of different precisions
+# in threads (a search's candidates) cannot run under each other's flags.
+_PRECISION_LOCK = threading.RLock()
+
+# torch >= 2.9 sets TF32 per backend and operator (fp32_precision: "ieee" is
+# full float32, "tf32" TensorFloat-32); the legacy allow_tf32 flags must not
+# be mixed with them, so these are used wherever they exist.
+_FP32_PRECISION_FLAGS = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
 
 
 def _import_torch(what):
@@ -208,7 +225,61 @@ def state_dict_hash(model):
     return joblib.hash({k: v.detach().cpu().numpy() for k, v in model.state_dict().items()})
 
 
-def torch_forward(model, spec, batch, device):
+def _flag_owner(torch, path):
+    """The torch.backends object of ``path`` ("cudnn.conv"), or None when absent."""
+    owner = torch.backends
+    for part in path.split("."):
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return None
+    return owner if hasattr(owner, "fp32_precision") else None
+
+
+@contextlib.contextmanager
+def torch_precision(torch, precision, device_type):
+    """Run the block in ``precision``; every flag of torch is restored after it.
+
+    "float32": TF32 off for CUDA matrix products and cuDNN convolutions
+    (torch turns it on for cuDNN convolutions by default on Ampere and
+    later GPUs, which moves features by about 1e-3). "tf32": TF32 on for
+    both (float32 on a CPU, which has no TF32). "bfloat16": torch's
+    autocast to bfloat16 on the device (CPUs too), TF32 off for what stays
+    in float32.
+
+    Parameters
+    ----------
+    torch : module
+    precision : {"float32", "tf32", "bfloat16"}
+    device_type : str
+        "cpu" or "cuda".
+    """
+    mode = "tf32" if precision == "tf32" else "ieee"
+    with _PRECISION_LOCK, contextlib.ExitStack() as stack:
+        owners = [_flag_owner(torch, path) for path in _FP32_PRECISION_FLAGS]
+        if all(owner is not None for owner in owners):
+            saved = [(owner, owner.fp32_precision) for owner in owners]
+            for owner in owners:
+                owner.fp32_precision = mode
+        else:  # torch < 2.9: the legacy flags
+            saved = [(torch.backends.cuda.matmul, torch.backends.cuda.matmul.allow_tf32),
+                     (torch.backends.cudnn, torch.backends.cudnn.allow_tf32)]
+            for owner, _ in saved:
+                owner.allow_tf32 = mode == "tf32"
+        stack.callback(_restore_flags, saved)
+        if precision == "bfloat16":
+            stack.enter_context(torch.autocast(device_type, dtype=torch.bfloat16))
+        yield
+
+
+def _restore_flags(saved):
+    for owner, value in saved:
+        if isinstance(value, bool):
+            owner.allow_tf32 = value
+        else:
+            owner.fp32_precision = value
+
+
+def torch_forward(model, spec, batch, device, precision="float32"):
     """torchvision's ImageClassification transforms, then the model, in torch.
 
     Parameters
@@ -221,6 +292,9 @@ def torch_forward(model, spec, batch, device):
         Checked images.
     device : str
         ``device_``.
+    precision : {"float32", "tf32", "bfloat16"}, default="float32"
+        The arithmetic of the network's forward pass (the preprocessing is
+        float32 always); see :func:`torch_precision`.
 
     Returns
     -------
@@ -251,7 +325,8 @@ def torch_forward(model, spec, batch, device):
         # contiguous, with one channel), which picks other kernels and so
         # changes the last bits of the features.
         x = torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
-        features = model(x)
+        with torch_precision(torch, precision, x.device.type):
+            features = model(x)
         return features.reshape(len(features), -1).float().cpu().numpy()
 
 

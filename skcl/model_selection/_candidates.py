@@ -5,7 +5,7 @@ point of a grid, :func:`_sampled_candidates` draws ``n_iter`` of them with
 scikit-learn's ``ParameterSampler``. Both check the names and values before
 anything is trained, so that a typo fails in a second, not after hours of
 candidates; :func:`_check_candidates_can_learn` does the same for a
-pipeline whose candidates would come with an unfitted leading step.
+pipeline whose candidates, as clones, would lose a step the user fitted.
 """
 
 import numbers
@@ -102,38 +102,43 @@ def _check_candidates(estimator, candidates):
 
 
 def _check_candidates_can_learn(learner, candidates):
-    """Build every candidate as it will be trained; fail now if one cannot learn.
+    """Build every candidate as it will be trained; fail now if clone would undo a fit.
 
     A candidate is ``clone(learner).set_params(**params)``, and clone
-    resets a fitted step that is not frozen, so its ``partial_fit`` would
-    raise on the first task in every candidate.
+    resets a fitted step that is not frozen. A leading step the user left
+    unfitted is fine: the candidate's first ``partial_fit`` fits it on the
+    first task, as a ``partial_fit`` loop does (and so is an unfitted step
+    the grid swaps in). A step the user *fitted* (a pre-trained extractor)
+    that the candidate would meet reset is not: the candidate would
+    silently refit it on the first task instead.
 
     Raises
     ------
     NotFittedError
-        Naming the candidate, the step that would not be fitted, and why.
+        Naming the candidate, the step that clone would reset, and why.
     """
     if not isinstance(learner, Pipeline):
         return
     final = learner.steps[-1][0]
     for params in candidates:
-        candidate, original, nested = clone(learner).set_params(**params), learner, False
-        while isinstance(candidate, Pipeline):
-            unfitted = candidate._unfitted_leading_step()
-            if unfitted is not None:
-                _, name, step = unfitted
-                own = dict(getattr(original, "steps", [])).get(name)
-                if own not in (None, "passthrough") and not _is_fitted(own):
-                    # The user's own step is unfitted: cloning is not to blame.
-                    original._check_leading_steps_fitted()
-                raise NotFittedError(_cannot_learn_message(params, final, name, step, nested))
+        candidate, original, address = clone(learner).set_params(**params), learner, ""
+        while isinstance(candidate, Pipeline) and isinstance(original, Pipeline):
+            own_steps = dict(original.steps)
+            for name, step in candidate.steps[:-1]:
+                own = own_steps.get(name)
+                swapped = address + name in params
+                if (not swapped and own not in (None, "passthrough") and _is_fitted(own)
+                        and not _is_fitted(step)):
+                    raise NotFittedError(
+                        _cannot_learn_message(params, final, name, step, bool(address))
+                    )
             # A pipeline nested as the final step is cloned with the candidate.
-            candidate, nested = candidate.steps[-1][1], True
-            original = getattr(original, "steps", [(None, None)])[-1][1]
+            address += candidate.steps[-1][0] + "__"
+            candidate, original = candidate.steps[-1][1], original.steps[-1][1]
 
 
 def _cannot_learn_message(params, final, name, step, nested):
-    """Why the candidate ``params`` would meet its step ``name`` unfitted."""
+    """Why the candidate ``params`` would meet the user's fitted step ``name`` reset."""
     if nested:
         why = (
             f"every candidate is a clone of the final step {final!r}, and "
@@ -146,18 +151,17 @@ def _cannot_learn_message(params, final, name, step, nested):
             f"the grid sets {leading}, outside the final step {final!r}, so "
             f"every candidate is a clone of the whole pipeline, and clone "
             f"resets every fitted step not wrapped in "
-            f"sklearn.frozen.FrozenEstimator. As the search transforms every "
-            f"task once with the leading steps, fitted, such a grid may only "
-            f"change steps that need no fitting (e.g. a FunctionTransformer) or "
-            f"swap in fitted steps "
-            f"wrapped in FrozenEstimator; a grid of '{final}__...' "
-            f"parameters alone uses your fitted steps as they are."
+            f"sklearn.frozen.FrozenEstimator: the candidate would refit your "
+            f"fitted {name!r} on the first task. Wrap the fitted step in "
+            f"FrozenEstimator to keep it, leave it unfitted to have every "
+            f"candidate fit it on the first training task, or search "
+            f"'{final}__...' parameters alone, which uses your fitted steps "
+            f"as they are."
         )
     where = f"the pipeline nested in {final!r}" if nested else "the pipeline"
     return (
-        f"Candidate {params} cannot learn: step {name!r} "
-        f"({type(step).__name__}) of {where} would not be fitted, and "
-        f"partial_fit only transforms with it: {why}"
+        f"Candidate {params} would not use your fitted step {name!r} "
+        f"({type(step).__name__}) of {where}: {why}"
     )
 
 

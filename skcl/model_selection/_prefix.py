@@ -1,13 +1,22 @@
-"""A pipeline's fitted leading steps, run once for every candidate.
+"""A pipeline's leading steps, fitted and run once for every candidate.
 
-A pipeline of fitted feature extractors and a classifier is searched
-without re-running the extractors: when the grid only sets the final step,
-the sequences go through the leading steps once, and the candidates are
-clones of the final step (as a one-step pipeline) learning the features.
-The best one is then put back behind the same leading steps.
+A pipeline of feature extractors and a classifier is searched without
+re-running the extractors: when the grid only sets the final step, every
+candidate would meet the same leading steps, so the sequences go through
+them once, and the candidates are clones of the final step (as a one-step
+pipeline) learning the features. The best one is then put back behind the
+same leading steps.
+
+Leading steps that come unfitted (a ``StandardScaler()``) are fitted here,
+once, on the first training task, exactly as the first ``partial_fit`` of
+every candidate would fit them (:meth:`skcl.pipeline.Pipeline.partial_fit`):
+since the candidates differ only in the final step, they would all fit the
+same steps on the same task, so one fit serves them all.
 """
 
-from ..pipeline import Pipeline
+from sklearn.base import clone
+
+from ..pipeline import Pipeline, _is_fitted
 
 
 def _addresses_final_step(name, final):
@@ -18,22 +27,54 @@ def _uses_fitted_prefix(estimator, candidates):
     """Whether the leading steps can transform the sequences once for all.
 
     True for an skcl Pipeline whose grid sets only its final step: every
-    candidate then shares the leading steps, and since ``partial_fit``
-    only transforms with them, their output is the same for all.
-
-    Raises
-    ------
-    NotFittedError
-        When the grid sets only the final step but a leading step is not
-        fitted: no candidate could learn anything.
+    candidate then shares the leading steps (fitted, or fitted on the first
+    training task), and since ``partial_fit`` only transforms with them
+    after that, their output is the same for all. Not when
+    ``partial_fit_transformers`` lets a leading step update on every task:
+    its output then depends on the tasks learned so far.
     """
     if not isinstance(estimator, Pipeline):
         return False
-    final = estimator.steps[-1][0]
-    if not all(_addresses_final_step(name, final) for params in candidates for name in params):
+    if estimator.partial_fit_transformers and any(
+        hasattr(step, "partial_fit") for _, _, step in estimator._iter(with_final=False)
+    ):
         return False
-    estimator._check_leading_steps_fitted()
-    return True
+    final = estimator.steps[-1][0]
+    return all(_addresses_final_step(name, final) for params in candidates for name in params)
+
+
+def _fit_leading_steps(pipeline, first_task):
+    """``pipeline`` with its leading steps as the first ``partial_fit`` leaves them.
+
+    Fitted steps are kept (the same objects); an unfitted one is replaced
+    by a clone fitted with ``fit_transform`` on what the steps before it
+    make of the first task, as :meth:`skcl.pipeline.Pipeline.partial_fit`
+    does. The user's pipeline and steps are not changed.
+
+    Returns
+    -------
+    fitted : Pipeline
+        A pipeline of the same type and parameters; its final step is the
+        user's, untouched (the candidates clone their own).
+    X_first : array-like
+        The first task's inputs through the leading steps: the
+        ``fit_transform`` output where a step was fitted, as the first
+        ``partial_fit`` feeds the final step.
+    """
+    X, y = first_task
+    steps = []
+    for name, step in pipeline.steps[:-1]:
+        if step is None or step == "passthrough":
+            pass
+        elif _is_fitted(step):
+            X = step.transform(X)
+        else:
+            step = clone(step)
+            X = step.fit_transform(X, y)
+        steps.append((name, step))
+    params = pipeline.get_params(deep=False)
+    params["steps"] = steps + [pipeline.steps[-1]]
+    return type(pipeline)(**params), X
 
 
 def _final_step_learner(pipeline):

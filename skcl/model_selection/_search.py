@@ -8,10 +8,12 @@ joblib: in threads by default (JAX computes without holding the GIL, and
 threads share the compiled programs and NC's fits), or with any joblib
 backend chosen around the search, including Dask's for a cluster.
 
-A pipeline of fitted feature extractors and a classifier is searched
-without re-running the extractors: when the grid only sets the final step,
-the sequences go through the leading steps once, and the candidates are
-clones of the final step learning the features (``_prefix.py``).
+A pipeline of feature extractors and a classifier is searched without
+re-running the extractors: when the grid only sets the final step, the
+sequences go through the leading steps once (those that come unfitted are
+fitted on the first training task, as each candidate's first
+``partial_fit`` would), and the candidates are clones of the final step
+learning the features (``_prefix.py``).
 
 :class:`SequenceGridSearch` tries every point of a grid,
 :class:`SequenceRandomizedSearch` ``n_iter`` points drawn by scikit-learn's
@@ -46,6 +48,7 @@ from ._candidates import (
 from ._evaluation import _complete_fold, _evaluate_candidate, _warn_failures
 from ._prefix import (
     _final_step_learner,
+    _fit_leading_steps,
     _transform_leading,
     _uses_fitted_prefix,
     _with_final_step,
@@ -158,7 +161,8 @@ _COMMON_ATTRIBUTES = """\
     best_estimator_ : estimator
         The best candidate, trained on the training sequence. Only with
         ``refit=True``. When the leading steps of a pipeline transformed
-        the sequences once, a pipeline of those same step objects
+        the sequences once, a pipeline of those steps (the same objects
+        where they came fitted, fitted clones where they did not)
         followed by the best final step.
     scorer_ : SequenceScorer
     n_tasks_ : int
@@ -173,17 +177,25 @@ _ESTIMATOR_PARAMETER = """\
         :class:`skcl.pipeline.Pipeline` does. Its ``random_state`` is
         shared by every candidate, so an int gives reproducible results.
 
+        Leading steps that come unfitted (``make_pipeline(StandardScaler(),
+        AQCClassifier())``) are fitted on the first training task, then
+        only transform, exactly as in a ``partial_fit`` loop; fitted ones
+        (a pre-trained feature extractor) are used as they are.
+
         For an :class:`skcl.pipeline.Pipeline` whose candidates set only
-        parameters of the final step (``<final step>__...``), the fitted
-        leading steps (e.g. a pre-trained feature extractor) transform the
+        parameters of the final step (``<final step>__...``), every
+        candidate would meet the same leading steps, so they transform the
         training and validation sequences once, before any candidate
-        starts; each candidate is a clone of the final step, and the
-        leading steps are used as they are, neither cloned nor refitted.
-        Otherwise each candidate is a clone of the whole pipeline, and
-        clone resets every fitted step not wrapped in
-        :class:`~sklearn.frozen.FrozenEstimator`; a leading step that would
-        be unfitted raises :class:`~sklearn.exceptions.NotFittedError`
-        before any training.
+        starts (after fitting, on the first training task, those that come
+        unfitted); each candidate is a clone of the final step. The user's
+        pipeline is not changed. Otherwise each candidate is a clone of the
+        whole pipeline that fits its own unfitted leading steps on the
+        first task. Since clone resets every fitted step not wrapped in
+        :class:`~sklearn.frozen.FrozenEstimator`, a candidate whose grid
+        would reset one of your fitted steps (a grid on its parameters)
+        raises :class:`~sklearn.exceptions.NotFittedError` before any
+        training, rather than silently refit a pre-trained step on the
+        first task.
 """
 
 
@@ -200,8 +212,8 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         Everything that needs no training is checked before the first
         candidate starts: the estimator, the candidates (names and values),
         the scoring, the sequences (lengths, labels, and the same features
-        in every task of both) and, for a pipeline, that every candidate's
-        leading steps are fitted.
+        in every task of both) and, for a pipeline, that no candidate's
+        clone would reset a step you fitted.
 
         Parameters
         ----------
@@ -227,7 +239,9 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         learner = _final_step_learner(self.estimator) if prefix else self.estimator
         _check_candidates_can_learn(learner, candidates)
         if prefix:
-            train_tasks, validation_tasks = self._transform_once(train_tasks, validation_tasks)
+            leading, train_tasks, validation_tasks = self._transform_once(
+                train_tasks, validation_tasks
+            )
 
         results = self._run_candidates(
             learner, candidates, train_tasks, validation_tasks, classes, scorer, extra
@@ -248,7 +262,7 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
             best_model = results.best_model
             _complete_fold(final_estimator(best_model))
             self.best_estimator_ = (
-                _with_final_step(self.estimator, best_model) if prefix else best_model
+                _with_final_step(leading, best_model) if prefix else best_model
             )
             self.classes_ = classes
         return self
@@ -275,17 +289,36 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         return logging.INFO if self.verbose > 0 else logging.DEBUG
 
     def _transform_once(self, train_tasks, validation_tasks):
-        """Both sequences through the pipeline's fitted leading steps."""
+        """Both sequences through the pipeline's leading steps, once for all candidates.
+
+        Leading steps that are not fitted are fitted on the first training
+        task, as every candidate's first ``partial_fit`` would fit them.
+
+        Returns
+        -------
+        leading : Pipeline
+            The estimator with its leading steps fitted (the user's own
+            objects where they already were).
+        train_tasks, validation_tasks : lists of (X, y)
+        """
         start = time.perf_counter()
-        train_tasks = _transform_leading(self.estimator, train_tasks)
-        validation_tasks = _transform_leading(self.estimator, validation_tasks)
+        leading, X_first = _fit_leading_steps(self.estimator, train_tasks[0])
+        train_tasks = [(X_first, train_tasks[0][1])] + _transform_leading(
+            leading, train_tasks[1:]
+        )
+        validation_tasks = _transform_leading(leading, validation_tasks)
+        fitted_here = [
+            name for (name, own), (_, step) in zip(self.estimator.steps, leading.steps[:-1])
+            if own is not step
+        ]
         logger.log(
             self._log_level(),
-            "[%s] transformed the sequences once with the fitted steps %s (%.2f s)",
+            "[%s] transformed the sequences once with the steps %s%s (%.2f s)",
             type(self).__name__, [step for step, _ in self.estimator.steps[:-1]],
+            f", fitting {fitted_here} on the first training task" if fitted_here else "",
             time.perf_counter() - start,
         )
-        return train_tasks, validation_tasks
+        return leading, train_tasks, validation_tasks
 
     def _run_candidates(self, learner, candidates, train_tasks, validation_tasks, classes,
                         scorer, extra):

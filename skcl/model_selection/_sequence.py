@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import _num_samples
 
 from .._surface import SequentialClassifier
+from .._validation import check_classes, sorted_labels
 from ..metrics import _check_task_scoring, _scorer_name, task_accuracies
 from ..pipeline import Pipeline
 
@@ -283,11 +284,9 @@ def check_sequences(train_tasks, eval_tasks, classes, eval_name="eval_tasks"):
         )
     check_same_features({"train_tasks": train_tasks, eval_name: eval_tasks})
     if classes is None:
-        classes = unique_labels(*[np.asarray(y) for _, y in train_tasks])
+        classes = sorted_labels(*[np.asarray(y) for _, y in train_tasks])
     else:
-        classes = np.asarray(classes)
-        if classes.ndim != 1 or classes.size == 0:
-            raise ValueError(f"classes must be a non-empty 1-D array, got shape {classes.shape}.")
+        classes = check_classes(classes)
     labels = unique_labels(*[np.asarray(y) for _, y in train_tasks + eval_tasks])
     unknown = np.setdiff1d(labels, classes)
     if unknown.size:
