@@ -32,7 +32,7 @@ Run::
     PYTHONPATH=. SKCL_DATA_DIR=../shared/data python benchmarks/bench_exact_calibration.py \\
         --mnist
 
-Measured: the small sequences take about a minute, MNIST most of an hour
+Measured: the small sequences take about a minute, MNIST about half an hour
 on two shared cores (``--only-mnist`` runs it alone).
 """
 

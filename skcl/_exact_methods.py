@@ -225,13 +225,13 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
         the sum of its components' posteriors, and no task id is needed at
         test time. Both are computed from the same statistics, so this may
         change between tasks.
-    predictive : {{"plugin", "student_t"}}, default="plugin"
+    predictive : {"plugin", "student_t"}, default="plugin"
         What ``predict_proba`` integrates x against. "plugin": N(μ_g, Σ_g)
         at the estimates. "student_t": the posterior predictive
         t_f(x; μ_g, c_g·Σ_g), f = n₀ + n + 2, c_g = (n₀ + n)/f · (1 + 1/n_g),
         under the inverse-Wishart prior on Σ centred at ν·I with
         n₀ = s/(1 − s)·n pseudo-rows (whose posterior mean is Σ(s)) and a
-        flat prior on each mean (see :mod:`skcl._exact.predictive`): wider
+        flat prior on each mean (see ``skcl._exact.predictive``): wider
         by the means' uncertainty, heavier-tailed by the covariance's. It
         matters when a component has few rows for its dimension (one
         covariance per class or per (task, class); on Split digits it
@@ -390,7 +390,7 @@ class LeastSquaresClassifier(_ExactClassifier):
     ``predict_proba`` makes them into some from the stored sums alone:
     the scores are linear in x, so their class means Bᵀμ_c + b and
     within-class covariance BᵀWB/n are exact functions of the class
-    moments (:mod:`skcl._exact.predictive`), and a Gaussian model of them
+    moments (``skcl._exact.predictive``), and a Gaussian model of them
     sets the scale the scores lack (``probabilities``).
 
     Parameters
@@ -403,7 +403,7 @@ class LeastSquaresClassifier(_ExactClassifier):
         exact squared error of the held-out rows of every task so far
         (``validation_fraction``), re-chosen after each task; c = 10⁻³
         when nothing is held out.
-    probabilities : {{"scores", "discriminant"}}, default="scores"
+    probabilities : {"scores", "discriminant"}, default="scores"
         How ``predict_proba`` reads the scores s = Bᵀx + b. "scores":
         softmax(a·s) (sigmoid(a·s) with two classes), its one inverse
         temperature a fitted to the exact Gaussian model of the training
