@@ -36,6 +36,14 @@ from ._exact.least_squares import (
 )
 from ._exact.backend import BACKENDS
 from ._exact.moments import coarsen, empty_moments, merge
+from ._exact.predictive import (
+    PREDICTIVES,
+    class_log_proba,
+    ridge_score_log_likelihoods,
+    score_logits,
+    score_temperature,
+    student_t_log_likelihoods,
+)
 from ._exact.task import dask_task_moments, is_dask_array, task_moments
 from ._logging import show_skcl_logs
 from ._surface import SequentialClassifier
@@ -150,6 +158,12 @@ class _ExactClassifier(SequentialClassifier):
         return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
 
 
+def _all_moments(estimator):
+    """The moments of every row learned from, held-out ones included (the fit's)."""
+    heldout = getattr(estimator, "heldout_moments_", None)
+    return estimator.moments_ if heldout is None else merge(estimator.moments_, heldout)
+
+
 def _any_task(key):
     """A (task, class) group's class group: the key (None, class)."""
     return None, key[1]
@@ -183,9 +197,10 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
     ``covariance="per_class"`` it is regularised quadratic discriminant
     analysis.
 
-    ``predict_proba`` is the plug-in posterior: p(c | x) ∝ Σ_{g∈c} π_g
-    N(x; μ_g, Σ_g) at the estimated means and covariance (not the
-    Student-t posterior predictive).
+    ``predict_proba`` is the plug-in posterior, p(c | x) ∝ Σ_{g∈c} π_g
+    N(x; μ_g, Σ_g) at the estimated means and covariance, or with
+    ``predictive="student_t"`` the posterior predictive under the
+    conjugate prior that the shrinkage implies.
 
     Parameters
     ----------
@@ -210,6 +225,19 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
         the sum of its components' posteriors, and no task id is needed at
         test time. Both are computed from the same statistics, so this may
         change between tasks.
+    predictive : {"plugin", "student_t"}, default="plugin"
+        What ``predict_proba`` integrates x against. "plugin": N(μ_g, Σ_g)
+        at the estimates. "student_t": the posterior predictive
+        t_f(x; μ_g, c_g·Σ_g), f = n₀ + n + 2, c_g = (n₀ + n)/f · (1 + 1/n_g),
+        under the inverse-Wishart prior on Σ centred at ν·I with
+        n₀ = s/(1 − s)·n pseudo-rows (whose posterior mean is Σ(s)) and a
+        flat prior on each mean (see ``skcl._exact.predictive``): wider
+        by the means' uncertainty, heavier-tailed by the covariance's. It
+        matters when a component has few rows for its dimension (one
+        covariance per class or per (task, class); on Split digits it
+        lowers the log loss, on Split Iris it raises it a little, see
+        :ref:`exact-probabilities`). Changes nothing in the fit: it may
+        change between tasks; ``predict`` follows it.
 {exact}
 
     Attributes
@@ -253,11 +281,12 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
         "shrinkage": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both")],
         "covariance": [StrOptions({"shared", "per_class"})],
         "components": [StrOptions({"class", "task_class"})],
+        "predictive": [StrOptions(set(PREDICTIVES))],
     }
 
     def __init__(self, shrinkage="auto", *, covariance="shared", components="class",
-                 validation_fraction=0.1, random_state=None, grow_classes=False, verbose=0,
-                 backend="auto"):
+                 predictive="plugin", validation_fraction=0.1, random_state=None,
+                 grow_classes=False, verbose=0, backend="auto"):
         store_parameters(self, locals())
 
     @property
@@ -336,15 +365,16 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
             −inf for a declared class with no rows yet.
         """
         X = self._check_X(X)
-        joint = component_log_likelihoods(self.gaussians_, X)
-        owner = np.searchsorted(self.classes_, self.component_classes_)
-        per_class = np.full((len(X), len(self.classes_)), -np.inf)
-        for c in np.unique(owner):
-            per_class[:, c] = logsumexp(joint[:, owner == c], axis=1)
-        return per_class - logsumexp(per_class, axis=1, keepdims=True)
+        if self.predictive == "student_t":
+            # The components' weights n_g, from the sums the fit was made from.
+            components = self._components(_all_moments(self))
+            joint = student_t_log_likelihoods(self.gaussians_, components, self.shrinkage_, X)
+        else:
+            joint = component_log_likelihoods(self.gaussians_, X)
+        return class_log_proba(joint, self.component_classes_, self.classes_)
 
     def predict_proba(self, X):
-        """The plug-in posterior p(c | x) of each class.
+        """The posterior p(c | x) of each class: plug-in or predictive (``predictive``).
 
         Parameters
         ----------
@@ -390,8 +420,12 @@ class LeastSquaresClassifier(_ExactClassifier):
     RanPAC (McDonnell et al., 2023) and of kernel ridge regression with
     random features, learned continually with nothing forgotten.
 
-    A least-squares score is no probability: there is no
-    ``predict_proba``; ``decision_function`` gives the fitted targets.
+    The fitted targets (``decision_function``) are no probabilities;
+    ``predict_proba`` makes them into some from the stored sums alone:
+    the scores are linear in x, so their class means Bᵀμ_c + b and
+    within-class covariance BᵀWB/n are exact functions of the class
+    moments (``skcl._exact.predictive``), and a Gaussian model of them
+    sets the scale the scores lack (``probabilities``).
 
     Parameters
     ----------
@@ -403,6 +437,22 @@ class LeastSquaresClassifier(_ExactClassifier):
         exact squared error of the held-out rows of every task so far
         (``validation_fraction``), re-chosen after each task; c = 10⁻³
         when nothing is held out.
+    probabilities : {"scores", "discriminant"}, default="scores"
+        How ``predict_proba`` reads the scores s = Bᵀx + b. "scores":
+        softmax(a·s) (sigmoid(a·s) with two classes), its one inverse
+        temperature a fitted to the exact Gaussian model of the training
+        scores (temperature scaling without held-out rows); its argmax is
+        the highest score, so ``predict`` and ``decision_function`` are
+        the ridge's. "discriminant": linear discriminant analysis of the
+        scores, p(c | s) ∝ π_c N(s; m_c, Σ_s), what scikit-learn's
+        ``LinearDiscriminantAnalysis`` fitted on the scores of all the
+        training rows gives (penalised discriminant analysis, Hastie, Buja
+        and Tibshirani, 1995); ``predict`` is then its argmax and
+        ``decision_function`` its log-odds (two classes) or log
+        posteriors, which can differ from the ridge's highest score near a
+        boundary (where the ridge masks a class between two others, as on
+        Iris, they differ most, and the discriminant is the more accurate).
+        Changes nothing in the fit: it may change between tasks.
 {exact}
 
     Attributes
@@ -436,10 +486,11 @@ class LeastSquaresClassifier(_ExactClassifier):
     _parameter_constraints = {
         **_ExactClassifier._parameter_constraints,
         "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "probabilities": [StrOptions({"scores", "discriminant"})],
     }
 
-    def __init__(self, alpha="auto", *, validation_fraction=0.1, random_state=None,
-                 grow_classes=False, verbose=0, backend="auto"):
+    def __init__(self, alpha="auto", *, probabilities="scores", validation_fraction=0.1,
+                 random_state=None, grow_classes=False, verbose=0, backend="auto"):
         store_parameters(self, locals())
 
     def _by_class(self, moments):
@@ -469,8 +520,13 @@ class LeastSquaresClassifier(_ExactClassifier):
             "alpha_scores_": scores,
         }
 
+    def _scores(self, X):
+        """s = Bᵀx + b, of shape (n_samples, n_targets), for checked X."""
+        return np.asarray(X, dtype=np.float64) @ self.coef_.T + self.intercept_
+
     def decision_function(self, X):
-        """The fitted targets of each row.
+        """The fitted targets of each row (the discriminant's log-odds with
+        ``probabilities="discriminant"``).
 
         Parameters
         ----------
@@ -482,11 +538,93 @@ class LeastSquaresClassifier(_ExactClassifier):
         ``classes_[1]``), else (n_samples, n_classes)
         """
         X = self._check_X(X)
-        scores = np.asarray(X, dtype=np.float64) @ self.coef_.T + self.intercept_
+        if self.probabilities == "discriminant":
+            log_proba = self._discriminant_log_proba(X)
+            if len(self.classes_) == 2:
+                # −inf − (−inf) where neither class has rows cannot happen:
+                # a fitted estimator has rows of at least one.
+                with np.errstate(invalid="ignore"):
+                    return log_proba[:, 1] - log_proba[:, 0]
+            return log_proba
+        scores = self._scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
+    def _class_moments(self):
+        """Moments of every row by class, and each class's column in ``classes_``."""
+        by_class = self._by_class(_all_moments(self))[0]
+        labels = np.array([key[1] for key in by_class.keys], dtype=self.classes_.dtype)
+        return by_class, labels
+
+    def _discriminant_log_proba(self, X):
+        by_class, labels = self._class_moments()
+        joint = ridge_score_log_likelihoods(by_class, self.coef_.T, self.intercept_,
+                                            self._scores(X))
+        return class_log_proba(joint, labels, self.classes_)
+
+    def _temperature(self):
+        """a of the "scores" probabilities (recomputed per call: predicting
+        must not change the estimator's state)."""
+        by_class, labels = self._class_moments()
+        columns = np.searchsorted(self.classes_, labels)
+        if self.coef_.shape[0] == 1:  # one score: logits (0, s), class 1 in column 1
+            columns = (columns == len(self.classes_) - 1).astype(int)
+        return score_temperature(by_class, self.coef_.T, self.intercept_, columns)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            −inf for a declared class with no rows yet.
+        """
+        X = self._check_X(X)
+        if self.probabilities == "discriminant":
+            return self._discriminant_log_proba(X)
+        if len(self.classes_) == 1:
+            return np.zeros((len(X), 1))
+        logits = self._temperature() * score_logits(self._scores(X))
+        return logits - logsumexp(logits, axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """p(c | x), from a Gaussian model of the ridge scores.
+
+        The scores s = Bᵀx + b are linear in x, so the class means
+        m_c = Bᵀμ_c + b and the pooled within-class covariance BᵀWB/n of
+        the training rows' scores follow exactly from the stored class
+        weights n_c, means μ_c and scatter W: no row is kept, and the
+        model is N(m_c, Σ_s) per class (in K − 1 coordinates: one-hot
+        scores always sum to one; one score with two classes), Σ_s shrunk
+        by OAS (tiny unless there are few rows). A softmax of the raw
+        scores would not do: the fitted targets have no scale of their own
+        (they shrink with α and with how much the classes overlap); the
+        spread of each class around its mean score sets one.
+
+        ``probabilities="scores"``: softmax(a·s), a the inverse temperature
+        that minimises the expected log loss under that model (its argmax
+        is ``predict``'s). ``probabilities="discriminant"``:
+        p(c | x) ∝ π_c N(s; m_c, Σ_s) itself, as scikit-learn's
+        ``LinearDiscriminantAnalysis`` fitted on the training rows' scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; 0 for a declared class
+            with no rows yet.
+        """
+        return np.exp(self.predict_log_proba(X))
+
     def predict(self, X):
-        """The class whose target is fitted best.
+        """The class whose target is fitted best (the most probable with
+        ``probabilities="discriminant"``).
 
         Parameters
         ----------
@@ -496,6 +634,9 @@ class LeastSquaresClassifier(_ExactClassifier):
         -------
         ndarray of shape (n_samples,)
         """
+        if self.probabilities == "discriminant":
+            log_proba = self.predict_log_proba(X)
+            return self.classes_[np.argmax(log_proba, axis=1)]
         scores = self.decision_function(X)
         if scores.ndim == 1:
             if len(self.classes_) == 1:

@@ -424,11 +424,14 @@ def test_baselines_not_in_the_paper_run_beside_it_and_are_marked(tmp_path):
     assert by_name["Exact Gaussian"]["n_candidates"] == 1
     assert by_name["GaussianNB"]["origin"] == "scikit-learn"
     assert models["SGD log loss"].loss == "log_loss"
-    # Least squares has no probabilities: no log loss, no calibration.
-    assert np.isnan(by_name["Exact least squares"]["test_log_loss"])
+    # Every row has probabilities: log loss and ECE, never blank.
+    for row in rows:
+        assert np.isfinite(row["test_log_loss"]) and np.isfinite(row["test_ece"]), row["method"]
+        assert np.isfinite(row["test_task_log_loss"]).all(), row["method"]
     said = {line.split(":")[0]: line for line in lines}
-    assert "no probabilities (no log loss, no ECE)" in said["[Iris SR] Exact least squares"]
-    assert "log loss 0." in said["[Iris SR] Exact Gaussian"] and "nan" not in "".join(lines)
+    for name in ("Exact least squares", "Exact Gaussian"):
+        assert "log loss 0." in said[f"[Iris SR] {name}"]
+    assert "nan" not in "".join(lines) and "no probabilities" not in "".join(lines)
     table = rp.format_table(rows)
     assert "Exact Gaussian †" in table and "GaussianNB ‡" in table
     assert "‡ not in the paper: scikit-learn's" in table

@@ -173,17 +173,14 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
             if method.name not in models:  # the first seed's
                 models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
             shown = "–" if paper is None else f"{paper:.2f}"
-            calibration = (f"log loss {row['test_log_loss']:.3f}, ECE {row['test_ece']:.2f}"
-                           if np.isfinite(row["test_log_loss"]) else
-                           "no probabilities (no log loss, no ECE)")
             _say(
                 log,
                 f"[{label}] {method.name}{f' (seed {seed})' if several else ''}: "
                 f"{row['n_candidates']} candidate(s), best "
                 f"{search.best_params_ or '(no hyperparameters)'}, validation "
                 f"{row['validation']:.2f}, test {row['test']:.2f} (paper {shown}), "
-                f"forgetting {row['test_forgetting']:.2f}, {calibration}, "
-                f"{row['search_time_s']:.1f} s",
+                f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
+                f"ECE {row['test_ece']:.2f}, {row['search_time_s']:.1f} s",
                 skcl_method_done=True,
             )
         rows += method_rows
@@ -255,24 +252,23 @@ def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_job
     grid = {**method.param_grid, **seq.method_grids.get(method.name, {})}
     if protocol == "defaults":
         grid = {}
-    # Log loss and calibration need probabilities (least squares has none).
-    probabilistic = hasattr(estimator, "predict_proba")
-    scoring = {"log_loss": log_loss, "ece": expected_calibration_error} if probabilistic else {}
+    # Every method of the registry has predict_proba: every row gets log loss and ECE.
+    scoring = {"log_loss": log_loss, "ece": expected_calibration_error}
     if skcl_estimator:
         search = SequenceGridSearch(estimator, grid, n_jobs=n_jobs, verbose=verbose,
-                                    task_scoring=scoring or None)
+                                    task_scoring=scoring)
         search.fit(train, validation, classes=classes)
-        return _evaluate(row, method, search, sequences, classes, probabilistic, protocol,
+        return _evaluate(row, method, search, sequences, classes, protocol,
                          time.perf_counter() - start)
     # scikit-learn's warn of classes not seen yet (GaussianNB: log of a zero
     # prior), as a class-incremental sequence has: expected, so silenced.
     with np.errstate(divide="ignore"):
         search = _learned_without_search(estimator, train, validation, classes, scoring)
-        return _evaluate(row, method, search, sequences, classes, probabilistic, protocol,
+        return _evaluate(row, method, search, sequences, classes, protocol,
                          time.perf_counter() - start)
 
 
-def _evaluate(row, method, search, sequences, classes, probabilistic, protocol, elapsed):
+def _evaluate(row, method, search, sequences, classes, protocol, elapsed):
     """Score the selected estimator on the test sequence; fill ``row``.
 
     Returns the estimator and the search, as :func:`_run_method`.
@@ -280,9 +276,8 @@ def _evaluate(row, method, search, sequences, classes, probabilistic, protocol, 
     train, _, test = sequences
     best = search.best_estimator_
     test_accuracies = task_accuracies(best, test)
-    nan = [float("nan")] * len(test)
-    test_log_loss = task_scores(best, test, log_loss) if probabilistic else nan
-    test_ece = task_scores(best, test, expected_calibration_error) if probabilistic else nan
+    test_log_loss = task_scores(best, test, log_loss)
+    test_ece = task_scores(best, test, expected_calibration_error)
     # The chosen parameters again, evaluated on the test sequence after
     # every task: the test accuracy matrix, for forgetting and its figure.
     R = _accuracy_matrix(best, train, test, classes)

@@ -1,0 +1,339 @@
+"""Probabilities of the exact family, from the stored sums and the fit alone.
+
+Two predictives, each a pure function of the class moments (weights n_g,
+means μ_g, pooled scatter W; :mod:`skcl._exact.moments`) and of what was
+fitted from them, so that no row is kept and nothing depends on how or when
+the fit is computed.
+
+**Least squares: a Gaussian model of the ridge scores.** The scores
+s(x) = Bᵀx + b are linear in x, so their class-conditional means and
+their pooled within-class scatter follow exactly from the class moments,
+
+    m_c = Bᵀμ_c + b,        W_s = BᵀWB,
+
+the same numbers a pass over the training rows' scores would give (no
+approximation, no rows). With one-hot targets every score vector sums to
+one (B·1 = 0 and b·1 = 1: the centred targets sum to zero), so the scores
+live in a (K − 1)-dimensional affine plane; they are rotated into an
+orthonormal basis of it. The small covariance Σ_s = W_s/n is shrunk
+towards a multiple of the identity by the oracle approximating shrinkage
+(OAS, Chen et al., 2010), computed from the covariance and n alone as in
+scikit-learn's ``OAS``: with n ≫ K it is tiny, and it keeps Σ_s invertible
+when D < K − 1. Two readings of the model N(m_c, Σ_s):
+
+* ``"scores"``: softmax(a·s) with one inverse temperature a, fitted to
+  minimise the expected log loss under the model (temperature scaling,
+  Guo et al., 2017, with the Gaussian model of the training scores in place
+  of held-out rows). One parameter keeps the argmax of the scores, so the
+  classifier's ``predict`` stays the ridge's; a softmax of the raw scores
+  (a = 1) would not do, since the fitted targets have no scale of their own
+  (they shrink with α and with how much the classes overlap).
+* ``"discriminant"``: linear discriminant analysis of the scores,
+  p(c | s) ∝ π_c N(s; m_c, Σ_s): the classical way to turn the scores of
+  a linear regression on class indicators into posteriors (optimal scoring
+  and penalised discriminant analysis, Hastie, Buja and Tibshirani, 1995).
+  Its argmax is not the highest score's: where the ridge masks a class
+  (Iris's middle class) it is the more accurate.
+
+**Gaussian: the Student-t posterior predictive.** The plug-in posterior
+scores x under N(μ_g, Σ(s)). The shrunk covariance
+Σ(s) = (1 − s)·S/n + s·ν·I is the posterior mean of Σ under the conjugate
+inverse-Wishart prior IW(n₀ + D + 1, n₀·ν·I) (mean ν·I, weight n₀ pseudo-rows,
+n₀ = s/(1 − s)·n) when S/n counts n rows, as the plug-in does; with a flat
+prior on each mean, the posterior is IW(n₀ + n + D + 1, n₀·ν·I + S) for Σ and
+N(μ_g, Σ/n_g) for μ_g given Σ. Integrating N(x; μ, Σ) over it gives the
+multivariate Student-t (Murphy, 2007, "Conjugate Bayesian analysis of the
+Gaussian distribution", eq. 258)
+
+    p(x | g) = t_f(x; μ_g, c_g·Σ(s)),   f = n₀ + n + 2,
+    c_g = (n₀ + n)/(n₀ + n + 2) · (1 + 1/n_g),
+
+with n the rows behind the covariance (all rows when it is shared, the
+component's own when per component). It is wider than the plug-in by the
+uncertainty of the mean (1/n_g) and heavier-tailed by that of the
+covariance (f finite): an input far from every class is no longer assigned
+with near certainty to whichever is least far. s = 1 (Σ known to be ν·I)
+leaves only the first: a Gaussian with covariance (1 + 1/n_g)·ν·I.
+"""
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import gammaln, logsumexp
+from scipy.stats import qmc
+
+from .gaussian import component_log_likelihoods, fit_gaussian
+from .moments import GroupMoments
+
+__all__ = ["PREDICTIVES", "class_log_proba", "oas_shrinkage", "ridge_score_log_likelihoods",
+           "score_basis", "score_logits", "score_moments", "score_temperature",
+           "student_t_log_likelihoods"]
+
+#: The ``predictive`` options of :class:`~skcl.GaussianDiscriminantClassifier`.
+PREDICTIVES = ("plugin", "student_t")
+
+_LOG_PI = np.log(np.pi)
+
+
+def oas_shrinkage(covariance, n):
+    """The oracle approximating shrinkage of a covariance estimated from n rows.
+
+    With a = ‖Σ‖²_F/p² and m = tr(Σ)/p,
+    ρ = min(1, (a + m²) / ((n + 1)(a − m²/p))): scikit-learn's ``OAS``
+    (its formula since 1.3), from the covariance alone; the shrunk
+    covariance is (1 − ρ)Σ + ρ·m·I. One score (p = 1) gives ρ = 1, which
+    changes nothing there.
+
+    Parameters
+    ----------
+    covariance : ndarray of shape (p, p)
+    n : float
+        The rows (total weight) it was estimated from.
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    p = len(covariance)
+    alpha = float(np.mean(covariance**2))
+    mu = float(np.trace(covariance)) / p
+    denominator = (n + 1) * (alpha - mu**2 / p)
+    if denominator <= 0:  # a multiple of the identity already (or nothing)
+        return 1.0
+    return float(min((alpha + mu**2) / denominator, 1.0))
+
+
+def score_basis(n_targets):
+    """Orthonormal coordinates of the plane the scores live in.
+
+    Parameters
+    ----------
+    n_targets : int
+        K′, the number of scores: 1 (one or two classes) or K ≥ 3 (one-hot).
+
+    Returns
+    -------
+    ndarray of shape (n_targets, n_targets − 1), or (1, 1) for one score
+        Q with QᵀQ = I and Qᵀ1 = 0 for one-hot scores, whose sum is always
+        one; z = Qᵀs loses nothing.
+    """
+    if n_targets == 1:
+        return np.ones((1, 1))
+    # The last K − 1 left singular vectors of the centring matrix I − 11ᵀ/K
+    # (the first is 1/√K, eigenvalue 0): a fixed, deterministic basis.
+    centring = np.eye(n_targets) - 1.0 / n_targets
+    vectors = np.linalg.svd(centring)[0]
+    return vectors[:, : n_targets - 1]
+
+
+def score_moments(moments, coef, intercept, basis):
+    """The class moments of the (rotated) ridge scores z = Qᵀ(Bᵀx + b), exactly.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        One group per class: n_c, μ_c and the pooled within-class scatter W.
+    coef : ndarray of shape (n_features, n_targets)
+        B.
+    intercept : ndarray of shape (n_targets,)
+        b.
+    basis : ndarray of shape (n_targets, n_scores)
+        Q, from :func:`score_basis`.
+
+    Returns
+    -------
+    GroupMoments
+        Of n_scores features: the same keys and weights, means Qᵀ(Bᵀμ_c + b)
+        and scatter QᵀBᵀWBQ.
+    """
+    projection = coef @ basis
+    means = (moments.means @ coef + intercept) @ basis
+    scatter = projection.T @ moments.scatter @ projection
+    scatter = (scatter + scatter.T) / 2  # symmetric to the last bit, for eigh
+    return GroupMoments(moments.keys, moments.counts, means, scatter, None)
+
+
+def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None):
+    """log π_c + log N(z; m_c, Σ_z) for every row and class, in score space.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        One group per class, as the ridge was fitted on.
+    coef : ndarray of shape (n_features, n_targets)
+    intercept : ndarray of shape (n_targets,)
+    scores : ndarray of shape (n_samples, n_targets)
+        Bᵀx + b of the rows to score.
+    shrinkage : float in [0, 1] or None, default=None
+        Of the score covariance towards a multiple of the identity; None
+        is OAS (:func:`oas_shrinkage`).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes_seen)
+        Columns in the order of ``moments.keys``.
+    """
+    basis = score_basis(coef.shape[1])
+    projected = score_moments(moments, coef, intercept, basis)
+    if shrinkage is None:
+        shrinkage = oas_shrinkage(projected.scatter / projected.total, projected.total)
+    fit = fit_gaussian(projected, float(shrinkage), shared=True)
+    return component_log_likelihoods(fit, np.asarray(scores, dtype=np.float64) @ basis)
+
+
+def score_logits(scores):
+    """The logits whose softmax the ``"scores"`` probabilities are, up to the temperature.
+
+    One score (two classes, the second's when positive) becomes the
+    logits (0, s); K one-hot scores are their own logits. Their argmax is
+    the ridge's ``predict``.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples, n_targets)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, max(n_targets, 2))
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.shape[1] == 1:
+        return np.hstack([np.zeros_like(scores), scores])
+    return scores
+
+
+def score_temperature(moments, coef, intercept, targets, n_draws=2048, seed=0):
+    """The inverse temperature a of softmax(a·s) fitted to the exact Gaussian model of the scores.
+
+    Temperature scaling (Guo et al., 2017) chooses a to minimise the log
+    loss of softmax(a·s(x)) over labelled rows. Here the rows are the
+    Gaussian model of the training scores, whose class means m_c and
+    covariance Σ_z (OAS-shrunk) are exact functions of the stored sums
+    (:func:`score_moments`): a minimises
+
+        Σ_c π_c E_{s ~ N(m_c, Σ_s)} [log Σ_k exp(a·s_k) − a·s_c],
+
+    a convex function of a, estimated with ``n_draws`` quasi-random normal
+    points (scrambled Sobol, seeded) shared by all classes: the estimate
+    is smooth in a, and the same on every call. One parameter, so the
+    argmax of the probabilities is the highest score's: ``predict``.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        One group per class seen.
+    coef : ndarray of shape (n_features, n_targets)
+    intercept : ndarray of shape (n_targets,)
+    targets : ndarray of shape (n_groups,) of int
+        Each group's column of the logits (:func:`score_logits`).
+    n_draws : int, default=2048
+    seed : int, default=0
+
+    Returns
+    -------
+    float
+        a > 0, within [e⁻¹⁰, e²⁰] (the upper end when the classes' scores
+        do not overlap at all).
+    """
+    basis = score_basis(coef.shape[1])
+    projected = score_moments(moments, coef, intercept, basis)
+    covariance = projected.scatter / projected.total
+    rho = oas_shrinkage(covariance, projected.total)
+    covariance = (1 - rho) * covariance + rho * np.trace(covariance) / len(covariance) * np.eye(
+        len(covariance))
+    values, vectors = np.linalg.eigh(covariance)
+    root = vectors * np.sqrt(np.clip(values, 0, None))
+    # Scrambled Sobol points mapped to N(0, I): quasi-Monte Carlo, an error
+    # near 1/n_draws instead of 1/√n_draws for this smooth integrand.
+    noise = qmc.MultivariateNormalQMC(np.zeros(len(covariance)), seed=seed).random(n_draws)
+    spread = noise @ root.T @ basis.T  # (n_draws, n_targets), shared by every class
+    means = moments.means @ coef + intercept
+    logits = [score_logits(m + spread) for m in means]
+    weights = moments.counts / moments.total
+    rows = np.arange(n_draws)
+
+    def loss(log_a):
+        a = np.exp(log_a)
+        return sum(w * np.mean(logsumexp(a * L, axis=1) - a * L[rows, t])
+                   for w, L, t in zip(weights, logits, targets))
+
+    result = minimize_scalar(loss, bounds=(-10.0, 20.0), method="bounded",
+                             options={"xatol": 1e-6})
+    return float(np.exp(result.x))
+
+
+def _squared_distances(fit, X):
+    """(x − μ_g)ᵀ Σ_g⁻¹ (x − μ_g) for every row and component of a GaussianFit."""
+    X = np.asarray(X, dtype=np.float64) - fit.center
+    means = fit.means - fit.center
+    if fit.shared:
+        scale = 1 / np.sqrt(fit.eigenvalues)
+        Z, M = (X @ fit.eigenvectors) * scale, (means @ fit.eigenvectors) * scale
+        squared = (Z**2).sum(1)[:, None] - 2 * Z @ M.T + (M**2).sum(1)[None, :]
+        # Cancellation can leave −1e-12 where the distance is 0.
+        return np.maximum(squared, 0)
+    out = np.empty((len(X), len(means)))
+    for g, (values, vectors) in enumerate(zip(fit.eigenvalues, fit.eigenvectors)):
+        out[:, g] = ((((X - means[g]) @ vectors) / np.sqrt(values)) ** 2).sum(1)
+    return out
+
+
+def student_t_log_likelihoods(fit, moments, shrinkage, X):
+    """log π_g + log t_f(x; μ_g, c_g·Σ_g(s)) for every row and component.
+
+    The posterior predictive of the module docstring.
+
+    Parameters
+    ----------
+    fit : GaussianFit
+        The plug-in fit at ``shrinkage``, from ``moments``.
+    moments : GroupMoments
+        The components' moments the fit was made from (their weights n_g).
+    shrinkage : float in [0, 1]
+        s.
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_components)
+    """
+    d = fit.means.shape[1]
+    counts = np.asarray(moments.counts, dtype=np.float64)
+    # The rows behind each component's covariance: all of them when shared.
+    rows = np.full(len(counts), counts.sum()) if fit.shared else counts
+    log_det = (np.log(fit.eigenvalues).sum() if fit.shared
+               else np.log(fit.eigenvalues).sum(axis=1))
+    squared = _squared_distances(fit, X)
+    if shrinkage >= 1:  # Σ known: only the mean's uncertainty is left
+        scale = 1 + 1 / counts
+        return fit.log_priors - 0.5 * (squared / scale + d * np.log(2 * np.pi * scale)
+                                       + log_det)
+    pseudo = shrinkage / (1 - shrinkage) * rows  # n₀
+    f = pseudo + rows + 2
+    scale = (pseudo + rows) / f * (1 + 1 / counts)  # c_g
+    log_norm = (gammaln((f + d) / 2) - gammaln(f / 2) - d / 2 * (np.log(f) + _LOG_PI)
+                - 0.5 * (log_det + d * np.log(scale)))
+    return fit.log_priors + log_norm - (f + d) / 2 * np.log1p(squared / (scale * f))
+
+
+def class_log_proba(joint, component_classes, classes):
+    """log p(c | x): each class's components summed, normalised over classes.
+
+    Parameters
+    ----------
+    joint : ndarray of shape (n_samples, n_components)
+        log π_g + log p(x | g).
+    component_classes : ndarray of shape (n_components,)
+        The class of each component.
+    classes : ndarray of shape (n_classes,)
+        Sorted; every component's class among them.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        −inf for a class with no component (declared, no rows yet).
+    """
+    owner = np.searchsorted(classes, component_classes)
+    per_class = np.full((len(joint), len(classes)), -np.inf)
+    for c in np.unique(owner):
+        per_class[:, c] = logsumexp(joint[:, owner == c], axis=1)
+    return per_class - logsumexp(per_class, axis=1, keepdims=True)
