@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _likelihoods
 from ._class_growth import grow_network
+from ._compilation_cache import setup as setup_compilation_cache
 from ._consolidation import FinishedTask
 from ._logging import show_skcl_logs
 from ._model import Model
@@ -54,9 +55,6 @@ _MAX_ABS_PARAM = 1e8
 # A loss of this many nats per sample gives the observed labels probabilities
 # of e^-1e10: the inputs or parameters are out of any workable scale.
 _MAX_LOSS_PER_SAMPLE = 1e10
-
-# Estimator classes that have shown their SingleClassTaskWarning.
-_SINGLE_CLASS_WARNED = set()
 
 
 class SingleClassTaskWarning(UserWarning):
@@ -366,6 +364,8 @@ class BaseSequentialClassifier(SequentialClassifier):
         return layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
+        # JAX's on-disk cache, switched on before this estimator compiles anything.
+        setup_compilation_cache()
         hidden = self._check_params()
         task = self._validate_task(X, y, classes, sample_weight, infer_classes=infer_classes,
                                    sample_weight_dtype=np.float32)
@@ -384,12 +384,11 @@ class BaseSequentialClassifier(SequentialClassifier):
             self._complete_fold()
             if grown is not None:
                 self._grow(grown)
-        if (self._warns_on_single_class_task and np.unique(y).size == 1
-                and type(self).__name__ not in _SINGLE_CLASS_WARNED):
-            # Once per class and process: a grid search would repeat it per
-            # candidate, and Python's own once-filter is reset whenever any
-            # library changes the warning filters.
-            _SINGLE_CLASS_WARNED.add(type(self).__name__)
+        if self._warns_on_single_class_task and np.unique(y).size == 1:
+            # Each time, through the warnings filters, which a user may set to
+            # ignore it or raise it. (Their "default" and "once" actions do
+            # not deduplicate it: scikit-learn's check_array changes the
+            # filters on every call, which resets Python's warning registries.)
             warnings.warn(
                 f"{type(self).__name__}: a task with a single class has a flat loss at its "
                 "solution, so the stand-in for it keeps almost nothing beside the prior and "

@@ -35,12 +35,6 @@ import optax
 
 from ._compilation_cache import setup as _setup_compilation_cache
 
-# Every skcl program is compiled through this module (the estimators and
-# the feature extractors import it before compiling anything), so the
-# persistent compilation cache is turned on here rather than in
-# skcl/__init__.py, which must not import JAX.
-_setup_compilation_cache()
-
 __all__ = [
     "minimize",
     "minimize_epochwise",
@@ -307,6 +301,7 @@ def minimize(
         parameters, for recognising a run that blew up; computed in the
         same compiled program.
     """
+    _setup_compilation_cache()  # once per process, before the first compilation
     n_samples = X.shape[0]
     batch_size = min(batch_size, n_samples)
     n_batches = n_minibatches(n_samples, batch_size)
@@ -415,6 +410,7 @@ def minimize_epochwise(
         As for :func:`minimize`; ``epoch_losses`` has one entry per epoch
         run.
     """
+    _setup_compilation_cache()
     X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
     n_samples = X.shape[0]
     batch_size = min(batch_size, n_samples)
@@ -471,6 +467,7 @@ def minimize_stepwise(
         As for :func:`minimize`; there is no ``start_loss``, whose one pass
         over all the data at once would not fit for large image sets.
     """
+    _setup_compilation_cache()
     X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
     n_samples = X.shape[0]
     n_batches = n_minibatches(n_samples, batch_size)
