@@ -39,7 +39,9 @@ from ._validation import (
     store_parameters,
     validate_params,
 )
+from .exceptions import SingleClassTaskWarning
 
+# SingleClassTaskWarning lives in skcl.exceptions; importable from here as before.
 __all__ = ["BaseSequentialClassifier", "SingleClassTaskWarning"]
 
 logger = logging.getLogger("skcl.estimators")
@@ -55,16 +57,6 @@ _MAX_ABS_PARAM = 1e8
 # A loss of this many nats per sample gives the observed labels probabilities
 # of e^-1e10: the inputs or parameters are out of any workable scale.
 _MAX_LOSS_PER_SAMPLE = 1e10
-
-
-class SingleClassTaskWarning(UserWarning):
-    """A task with one class gave a stand-in for its loss that keeps almost nothing.
-
-    Its negative log-likelihood is minimised by making that class certain,
-    where the loss is flat: the curvature a quadratic stand-in (AQC, EWC,
-    SI) or a fitted consolidator (NC) keeps of it is negligible beside the
-    prior's, and the next task overwrites it unless λ is large.
-    """
 
 
 class BaseSequentialClassifier(SequentialClassifier):
@@ -329,8 +321,8 @@ class BaseSequentialClassifier(SequentialClassifier):
             )
         losses, params = np.asarray(losses), np.asarray(params)
         task = self.n_tasks_seen_ + 1
-        advice = ("The estimator is unchanged; try a smaller learning_rate or alpha, or "
-                  "scale the features.")
+        smaller = "learning_rate or alpha" if "alpha" in self.get_params() else "learning_rate"
+        advice = f"The estimator is unchanged; try a smaller {smaller}, or scale the features."
         bad = ~np.isfinite(losses)
         if bad.any() or not np.all(np.isfinite(params)):
             epoch = int(np.argmax(bad)) + 1 if bad.any() else len(losses)
@@ -392,7 +384,8 @@ class BaseSequentialClassifier(SequentialClassifier):
             warnings.warn(
                 f"{type(self).__name__}: a task with a single class has a flat loss at its "
                 "solution, so the stand-in for it keeps almost nothing beside the prior and "
-                "the next task will overwrite it unless alpha is large. Choose alpha on a validation task sequence "
+                "the next task will overwrite it unless the penalty's weight λ is large. "
+                "Choose λ on a validation task sequence "
                 "(skcl.model_selection.SequenceGridSearch), or use "
                 "skcl.GaussianDiscriminantClassifier or skcl.LeastSquaresClassifier, which "
                 "keep every task exactly.",
