@@ -42,7 +42,12 @@ from ._validation import (
 from .exceptions import SingleClassTaskWarning
 
 # SingleClassTaskWarning lives in skcl.exceptions; importable from here as before.
-__all__ = ["BaseSequentialClassifier", "SingleClassTaskWarning"]
+__all__ = [
+    "BaseSequentialClassifier",
+    "SingleClassTaskWarning",
+    "complete_pending_fold",
+    "deferred_folds",
+]
 
 logger = logging.getLogger("skcl.estimators")
 
@@ -246,9 +251,11 @@ class BaseSequentialClassifier(SequentialClassifier):
 
         Task t is learned against the consolidation's stand-in for
         L_{t-1}, then folded into it. ``y`` holds class indices into
-        ``classes_``. Returns the fitted attributes to set and must not
-        modify ``self``: the caller commits them only when the whole task
-        succeeded.
+        ``classes_``. Returns the fitted attributes to set (``_UNSET``: to
+        remove) and must not modify ``self``: the caller commits them only
+        when the whole task succeeded. Inside :func:`deferred_folds` a
+        fold that may wait is kept in ``_pending_fold_`` instead of
+        ``consolidation_``.
         """
         method = self._make_consolidation()
         model = self._model()
@@ -262,10 +269,13 @@ class BaseSequentialClassifier(SequentialClassifier):
         task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
         if method.fold_can_wait and _DEFER_FOLDS.get():
             state = _PendingFold(state, task, fold_key)
+            folded = {"_pending_fold_": jax.tree.map(np.asarray, state),
+                      "consolidation_": _UNSET}
         else:
             state = method.fold(model, state, task, fold_key)
             _check_finite_state(state, self.n_tasks_seen_)
-        state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
+            state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
+            folded = {"consolidation_": state}
         record = {
             "task": self.n_tasks_seen_ + 1,
             "n_samples": len(y),
@@ -275,7 +285,7 @@ class BaseSequentialClassifier(SequentialClassifier):
         }
         return {
             "theta_": np.asarray(method.point_estimate(state, params)),
-            "consolidation_": state,
+            **folded,
             "loss_curve_": losses,
             "n_iter_": len(losses),
             "history_": [*getattr(self, "history_", []), record],
@@ -285,16 +295,27 @@ class BaseSequentialClassifier(SequentialClassifier):
     def _complete_fold(self):
         """Fold in the last task now, if its fold was deferred (see ``deferred_folds``).
 
-        Gives exactly the state an immediate fold would have given.
+        Gives exactly the state an immediate fold would have given, in
+        ``consolidation_``; :func:`complete_pending_fold` is its public face.
         """
-        pending = getattr(self, "consolidation_", None)
-        if isinstance(pending, _PendingFold):
+        pending = vars(self).get("_pending_fold_")
+        if pending is not None:
             # Kept as host arrays, like every state; the batch size is static again.
             task = pending.task._replace(batch_size=int(pending.task.batch_size))
             state = self._make_consolidation().fold(self._model(), pending.state, task,
                                                     pending.key)
             _check_finite_state(state, self.n_tasks_seen_ - 1)
             self.consolidation_ = jax.tree.map(np.asarray, state)
+            del self._pending_fold_
+
+    def __getattr__(self, name):
+        # Only for attributes not found: a deferred fold (``_pending_fold_``)
+        # is finished on the first use of ``consolidation_`` (and so of the
+        # attributes read from it: hessian_, importance_, ...).
+        if name == "consolidation_" and "_pending_fold_" in vars(self):
+            self._complete_fold()
+            return vars(self)["consolidation_"]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------ internals
 
@@ -395,7 +416,10 @@ class BaseSequentialClassifier(SequentialClassifier):
         updates = self._learn_task(X, y, sample_weight, self._task_key())
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
         for name, value in updates.items():
-            setattr(self, name, value)
+            if value is _UNSET:
+                vars(self).pop(name, None)
+            else:
+                setattr(self, name, value)
         if self.verbose:
             self._log_task()
         if self.callback is not None:
@@ -487,6 +511,10 @@ def _to_float32(X):
     return X32
 
 
+# An update of _learn_task that removes the attribute (a deferred fold's
+# consolidation_, which the next use of it completes).
+_UNSET = object()
+
 # Set by deferred_folds(): a task's fold that only prepares the next task
 # waits until one comes (``Consolidation.fold_can_wait``).
 _DEFER_FOLDS = contextvars.ContextVar("skcl_defer_folds", default=False)
@@ -500,14 +528,28 @@ def deferred_folds():
     task and trains only the best one further; the fold after that last
     task (AQC's and EWC's curvature, SI's importances, NC's consolidator
     fit) would feed nobody. Inside this context the estimator keeps what
-    the fold needs instead (``_PendingFold``), and folds it when a next
-    task comes or when ``_complete_fold`` is called, with the same result.
+    the fold needs instead (``_PendingFold``, in a private slot apart from
+    ``consolidation_``), and folds it when a next task comes, when
+    ``consolidation_`` (or an attribute read from it) is first used, or
+    when :func:`complete_pending_fold` is called, with the same result.
     """
     token = _DEFER_FOLDS.set(True)
     try:
         yield
     finally:
         _DEFER_FOLDS.reset(token)
+
+
+def complete_pending_fold(estimator):
+    """Finish an estimator's deferred fold now (see :func:`deferred_folds`).
+
+    Makes an estimator trained inside ``deferred_folds`` an ordinary one,
+    exactly as if its folds had not waited. Any estimator may be given:
+    those with no pending fold (every estimator outside skcl's gradient
+    core, and those whose last fold was not deferred) are left as they are.
+    """
+    if isinstance(estimator, BaseSequentialClassifier):
+        estimator._complete_fold()
 
 
 class _PendingFold(NamedTuple):

@@ -331,13 +331,31 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
     with deferred_folds():
         for X, y in iris.train[:2]:
             lazy.partial_fit(X, y, classes=iris.classes)
-    assert isinstance(lazy.consolidation_, _PendingFold)
+    # The pending fold waits apart: consolidation_ never holds another type.
+    assert isinstance(lazy._pending_fold_, _PendingFold)
+    assert "consolidation_" not in vars(lazy)
     # A rejected call leaves the pending fold as it was.
     with pytest.raises(ValueError):
         lazy.partial_fit(iris.train[2][0][:, :2], iris.train[2][1])
-    assert isinstance(lazy.consolidation_, _PendingFold)
+    assert isinstance(lazy._pending_fold_, _PendingFold)
+    assert "consolidation_" not in vars(lazy)
     lazy.partial_fit(*iris.train[2])  # outside the context: folds the pending task, then this one
     np.testing.assert_array_equal(lazy.theta_, reference.theta_)
+    for a, b in zip(jax.tree.leaves(lazy.consolidation_),
+                    jax.tree.leaves(reference.consolidation_)):
+        np.testing.assert_array_equal(a, b)
+    # The first use of a fitted attribute read from the state finishes the fold.
+    lazy = cls(**settings)
+    with deferred_folds():
+        for X, y in iris.train:
+            lazy.partial_fit(X, y, classes=iris.classes)
+    assert "_pending_fold_" in vars(lazy)
+    name = "importance_" if cls is SIClassifier else "hessian_"
+    if params.get("structure", "full") != "full":
+        name = "consolidation_"  # no hessian_ kept
+    np.testing.assert_array_equal(jax.tree.leaves(getattr(lazy, name))[0],
+                                  jax.tree.leaves(getattr(reference, name))[0])
+    assert "_pending_fold_" not in vars(lazy)
     for a, b in zip(jax.tree.leaves(lazy.consolidation_),
                     jax.tree.leaves(reference.consolidation_)):
         np.testing.assert_array_equal(a, b)
@@ -345,6 +363,7 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
     with deferred_folds():
         vi = GVCLClassifier(n_epochs=2, random_state=0).partial_fit(*iris.train[0],
                                                                     classes=iris.classes)
+    assert "_pending_fold_" not in vars(vi)
     assert not isinstance(vi.consolidation_, _PendingFold)
 
 
