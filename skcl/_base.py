@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _likelihoods
+from . import _keys, _likelihoods
 from ._class_growth import grow_network
 from ._compilation_cache import setup as setup_compilation_cache
 from ._consolidation import FinishedTask
@@ -441,9 +441,29 @@ class BaseSequentialClassifier(SequentialClassifier):
     def _grow(self, classes):
         """Give the output layer a column for each new class of ``classes``.
 
-        See :func:`skcl._class_growth.grow_network`; returns its ``Growth``.
+        Applies :func:`skcl._class_growth.grow_network` to the network, θ
+        and the consolidation (inside the ``partial_fit`` transaction);
+        returns its ``Growth``.
         """
-        return grow_network(self, classes)
+        if self.likelihood_ == _likelihoods.BERNOULLI:
+            raise ValueError(
+                f"{type(self).__name__} learned its first task with two classes and "
+                "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
+                f"classes {np.setdiff1d(classes, self.classes_).tolist()}. Set "
+                "grow_classes=True before the first task (the output is then a "
+                "softmax), or pass every class on the first call."
+            )
+        network, theta, growth = grow_network(
+            self.network_, self.likelihood_, self.theta_, self.classes_, classes,
+            unseen=self._unseen_output, prior_precision=float(self.prior_precision),
+            init_key=_keys.init_key(self._seed),
+        )
+        state = self._make_consolidation().grow(
+            self.consolidation_, growth, _keys.growth_key(self._seed, self.n_tasks_seen_)
+        )
+        self.consolidation_ = jax.tree.map(np.asarray, state)
+        self.network_, self.classes_, self.theta_ = network, classes, theta
+        return growth
 
     @property
     def _unseen_output(self):
@@ -465,17 +485,16 @@ class BaseSequentialClassifier(SequentialClassifier):
             self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
-        root = jax.random.PRNGKey(self._seed)
-        self.theta_ = np.asarray(self.network_.init(jax.random.fold_in(root, 2**31 - 1)))
+        self.theta_ = np.asarray(self.network_.init(_keys.init_key(self._seed)))
         state = self._make_consolidation().init(
             self._model(), float(self.prior_precision), self.theta_,
-            jax.random.fold_in(root, 2**31 - 2),
+            _keys.consolidation_init_key(self._seed),
         )
         self.consolidation_ = jax.tree.map(np.asarray, state)
 
     def _task_key(self):
         """A fresh key per task, reproducible from random_state alone."""
-        return jax.random.fold_in(jax.random.PRNGKey(self._seed), self.n_tasks_seen_)
+        return _keys.task_key(self._seed, self.n_tasks_seen_)
 
     def _likelihood_weights(self, y, sample_weight):
         """Per-sample likelihood weights: sample weight × class weight.
