@@ -70,7 +70,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         Bernoulli output the logit of p is log p₁ − log p₀.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, X, reset=False, dtype=self._input_dtypes)
         # log (1/S) Σ_s p_s, as a log-sum-exp of the samples' log-probabilities:
         # finite even where every p_s underflows.
         log_proba = np.full((X.shape[0], len(self.classes_)), -np.inf)
