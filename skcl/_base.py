@@ -10,21 +10,20 @@ consolidation (``_make_consolidation``), the stand-in for L_{t-1}. Class
 growth of the network lives in :mod:`skcl._class_growth`.
 """
 
-import contextvars
 import logging
 import time
 import warnings
-from contextlib import contextmanager
-from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _likelihoods
+from . import _keys, _likelihoods
 from ._class_growth import grow_network
+from ._compilation_cache import setup as setup_compilation_cache
 from ._consolidation import FinishedTask
+from ._deferred_folds import _PendingFold, deferred_folds, folds_may_wait
 from ._logging import show_skcl_logs
 from ._model import Model
 from ._networks import MLP, apply_numpy
@@ -38,8 +37,15 @@ from ._validation import (
     store_parameters,
     validate_params,
 )
+from .exceptions import SingleClassTaskWarning
 
-__all__ = ["BaseSequentialClassifier", "SingleClassTaskWarning"]
+# SingleClassTaskWarning lives in skcl.exceptions; importable from here as before.
+__all__ = [
+    "BaseSequentialClassifier",
+    "SingleClassTaskWarning",
+    "complete_pending_fold",
+    "deferred_folds",
+]
 
 logger = logging.getLogger("skcl.estimators")
 
@@ -54,19 +60,6 @@ _MAX_ABS_PARAM = 1e8
 # A loss of this many nats per sample gives the observed labels probabilities
 # of e^-1e10: the inputs or parameters are out of any workable scale.
 _MAX_LOSS_PER_SAMPLE = 1e10
-
-# Estimator classes that have shown their SingleClassTaskWarning.
-_SINGLE_CLASS_WARNED = set()
-
-
-class SingleClassTaskWarning(UserWarning):
-    """A task with one class gave a stand-in for its loss that keeps almost nothing.
-
-    Its negative log-likelihood is minimised by making that class certain,
-    where the loss is flat: the curvature a quadratic stand-in (AQC, EWC,
-    SI) or a fitted consolidator (NC) keeps of it is negligible beside the
-    prior's, and the next task overwrites it unless λ is large.
-    """
 
 
 class BaseSequentialClassifier(SequentialClassifier):
@@ -256,9 +249,11 @@ class BaseSequentialClassifier(SequentialClassifier):
 
         Task t is learned against the consolidation's stand-in for
         L_{t-1}, then folded into it. ``y`` holds class indices into
-        ``classes_``. Returns the fitted attributes to set and must not
-        modify ``self``: the caller commits them only when the whole task
-        succeeded.
+        ``classes_``. Returns the fitted attributes to set (``_UNSET``: to
+        remove) and must not modify ``self``: the caller commits them only
+        when the whole task succeeded. Inside :func:`deferred_folds` a
+        fold that may wait is kept in ``_pending_fold_`` instead of
+        ``consolidation_``.
         """
         method = self._make_consolidation()
         model = self._model()
@@ -270,12 +265,7 @@ class BaseSequentialClassifier(SequentialClassifier):
         params, losses, trace = self._minimize(model, method, state, start, X, y, w, train_key)
         train_time = time.perf_counter() - tic
         task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
-        if method.fold_can_wait and _DEFER_FOLDS.get():
-            state = _PendingFold(state, task, fold_key)
-        else:
-            state = method.fold(model, state, task, fold_key)
-            _check_finite_state(state, self.n_tasks_seen_)
-        state = jax.tree.map(np.asarray, state)  # host arrays pickle anywhere
+        state, folded = self._fold(method, model, state, task, fold_key)
         record = {
             "task": self.n_tasks_seen_ + 1,
             "n_samples": len(y),
@@ -285,26 +275,53 @@ class BaseSequentialClassifier(SequentialClassifier):
         }
         return {
             "theta_": np.asarray(method.point_estimate(state, params)),
-            "consolidation_": state,
+            **folded,
             "loss_curve_": losses,
             "n_iter_": len(losses),
             "history_": [*getattr(self, "history_", []), record],
             **self._task_attributes(method, state, key),
         }
 
+    def _fold(self, method, model, state, task, fold_key):
+        """Fold the learned task into the stand-in, or keep it for later.
+
+        Returns the state (as host arrays, which pickle anywhere) and the
+        attributes to set: ``consolidation_``, or inside
+        :func:`deferred_folds`, when the fold may wait, the
+        ``_pending_fold_`` (and no ``consolidation_``).
+        """
+        if method.fold_can_wait and folds_may_wait():
+            pending = jax.tree.map(np.asarray, _PendingFold(state, task, fold_key))
+            return pending, {"_pending_fold_": pending, "consolidation_": _UNSET}
+        state = method.fold(model, state, task, fold_key)
+        _check_finite_state(state, self.n_tasks_seen_)
+        state = jax.tree.map(np.asarray, state)
+        return state, {"consolidation_": state}
+
     def _complete_fold(self):
         """Fold in the last task now, if its fold was deferred (see ``deferred_folds``).
 
-        Gives exactly the state an immediate fold would have given.
+        Gives exactly the state an immediate fold would have given, in
+        ``consolidation_``; :func:`complete_pending_fold` is its public face.
         """
-        pending = getattr(self, "consolidation_", None)
-        if isinstance(pending, _PendingFold):
+        pending = vars(self).get("_pending_fold_")
+        if pending is not None:
             # Kept as host arrays, like every state; the batch size is static again.
             task = pending.task._replace(batch_size=int(pending.task.batch_size))
             state = self._make_consolidation().fold(self._model(), pending.state, task,
                                                     pending.key)
             _check_finite_state(state, self.n_tasks_seen_ - 1)
             self.consolidation_ = jax.tree.map(np.asarray, state)
+            del self._pending_fold_
+
+    def __getattr__(self, name):
+        # Only for attributes not found: a deferred fold (``_pending_fold_``)
+        # is finished on the first use of ``consolidation_`` (and so of the
+        # attributes read from it: hessian_, importance_, ...).
+        if name == "consolidation_" and "_pending_fold_" in vars(self):
+            self._complete_fold()
+            return vars(self)["consolidation_"]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------ internals
 
@@ -313,26 +330,32 @@ class BaseSequentialClassifier(SequentialClassifier):
 
     def _minimize(self, model, method, state, start_params, X, y, w, key):
         """Run the jitted training loop and reject a diverged result."""
+        trained = self._train(model, method, state, start_params, X, y, w, key)
+        params, losses = np.asarray(trained.params), np.asarray(trained.epoch_losses)
+        self._check_trained(params, losses, float(trained.start_loss), len(y))
+        return params, losses, trained.trace
+
+    def _train(self, model, method, state, start_params, X, y, w, key):
+        """One task's training loop: compiled whole, or epoch by epoch for the callback."""
         args = (model, method, state, start_params, X, y, w, key, float(self.learning_rate))
         kwargs = dict(n_epochs=int(self.n_epochs), batch_size=int(self.batch_size))
         if self.callback is None:
-            params, losses, trace, start_loss = minimize(*args, **kwargs)
-        else:
-            task = self.n_tasks_seen_ + 1
-
-            def on_epoch(epoch, loss):
-                return self.callback(
-                    {"event": "epoch", "estimator": self, "task": task, "epoch": epoch,
-                     "loss": loss}
-                )
-
-            params, losses, trace, start_loss = minimize_epochwise(
-                *args, **kwargs, on_epoch=on_epoch
-            )
-        losses, params = np.asarray(losses), np.asarray(params)
+            return minimize(*args, **kwargs)
         task = self.n_tasks_seen_ + 1
-        advice = ("The estimator is unchanged; try a smaller learning_rate or alpha, or "
-                  "scale the features.")
+
+        def on_epoch(epoch, loss):
+            return self.callback(
+                {"event": "epoch", "estimator": self, "task": task, "epoch": epoch,
+                 "loss": loss}
+            )
+
+        return minimize_epochwise(*args, **kwargs, on_epoch=on_epoch)
+
+    def _check_trained(self, params, losses, start_loss, n_samples):
+        """Raise ValueError when a task's training diverged or left any workable scale."""
+        task = self.n_tasks_seen_ + 1
+        smaller = "learning_rate or alpha" if "alpha" in self.get_params() else "learning_rate"
+        advice = f"The estimator is unchanged; try a smaller {smaller}, or scale the features."
         bad = ~np.isfinite(losses)
         if bad.any() or not np.all(np.isfinite(params)):
             epoch = int(np.argmax(bad)) + 1 if bad.any() else len(losses)
@@ -340,16 +363,15 @@ class BaseSequentialClassifier(SequentialClassifier):
                 f"Training on task {task} diverged: the loss became non-finite (inf or "
                 f"NaN) in epoch {epoch}. {advice}"
             )
-        start_loss = float(start_loss)
         if losses[-1] > _DIVERGENCE_FACTOR * max(start_loss, 1.0):
             raise ValueError(
                 f"Training on task {task} diverged: its last epoch's loss ({losses[-1]:.3g}) "
                 f"is far above its loss at the start ({start_loss:.3g}). {advice}"
             )
-        if losses[-1] > _MAX_LOSS_PER_SAMPLE * len(y):
+        if losses[-1] > _MAX_LOSS_PER_SAMPLE * n_samples:
             raise ValueError(
                 f"Training on task {task} failed: its last epoch's loss is "
-                f"{losses[-1] / len(y):.3g} per sample, far out of any workable scale. "
+                f"{losses[-1] / n_samples:.3g} per sample, far out of any workable scale. "
                 f"{advice}"
             )
         if np.abs(params).max() > _MAX_ABS_PARAM:
@@ -357,7 +379,6 @@ class BaseSequentialClassifier(SequentialClassifier):
                 f"Training on task {task} diverged: parameters reached "
                 f"{np.abs(params).max():.3g}. {advice}"
             )
-        return params, losses, trace
 
     def _check_params(self):
         """Validate every hyperparameter; return the hidden layers' sizes."""
@@ -366,44 +387,69 @@ class BaseSequentialClassifier(SequentialClassifier):
         return layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
+        """One task, inside ``partial_fit``'s transaction: every step may raise."""
+        # JAX's on-disk cache, switched on before this estimator compiles anything.
+        setup_compilation_cache()
         hidden = self._check_params()
-        task = self._validate_task(X, y, classes, sample_weight, infer_classes=infer_classes,
-                                   sample_weight_dtype=np.float32)
-        X, y, sample_weight, first, grown = task
+        X, y, sample_weight, first, grown = self._validate_task(
+            X, y, classes, sample_weight, infer_classes=infer_classes,
+            sample_weight_dtype=np.float32,
+        )
         X = _to_float32(X)
+        self._prepare_network(X.shape[1], hidden, first, grown)
+        self._warn_if_single_class(y)
+        y = np.searchsorted(self.classes_, y).astype(np.int32)
+        self._commit(self._learn_task(X, y, sample_weight, self._task_key()))
+        self._report_task()
+
+    def _prepare_network(self, n_features, hidden, first, grown):
+        """The network for the task: a new one on the first task, else the one
+        learned so far, its pending fold finished and its output grown by the
+        new classes ``grown`` (None: none)."""
         if first:
-            self._initialize(X.shape[1], hidden)
-        elif hidden != self.network_.hidden_layer_sizes:
+            self._initialize(n_features, hidden)
+            return
+        if hidden != self.network_.hidden_layer_sizes:
             raise ValueError(
                 f"hidden_layer_sizes is {hidden} but the network learned so far has "
                 f"{self.network_.hidden_layer_sizes}; it cannot change between tasks. "
                 "Call fit, or clone the estimator, to start a new sequence."
             )
-        else:
-            # Inside partial_fit's transaction: a failure restores the pending fold.
-            self._complete_fold()
-            if grown is not None:
-                self._grow(grown)
-        if (self._warns_on_single_class_task and np.unique(y).size == 1
-                and type(self).__name__ not in _SINGLE_CLASS_WARNED):
-            # Once per class and process: a grid search would repeat it per
-            # candidate, and Python's own once-filter is reset whenever any
-            # library changes the warning filters.
-            _SINGLE_CLASS_WARNED.add(type(self).__name__)
-            warnings.warn(
-                f"{type(self).__name__}: a task with a single class has a flat loss at its "
-                "solution, so the stand-in for it keeps almost nothing beside the prior and "
-                "the next task will overwrite it unless alpha is large. Choose alpha on a validation task sequence "
-                "(skcl.model_selection.SequenceGridSearch), or use "
-                "skcl.GaussianDiscriminantClassifier or skcl.LeastSquaresClassifier, which "
-                "keep every task exactly.",
-                SingleClassTaskWarning, stacklevel=4,
-            )
-        y = np.searchsorted(self.classes_, y).astype(np.int32)
-        updates = self._learn_task(X, y, sample_weight, self._task_key())
+        # Inside partial_fit's transaction: a failure restores the pending fold.
+        self._complete_fold()
+        if grown is not None:
+            self._grow(grown)
+
+    def _warn_if_single_class(self, y):
+        """:class:`~skcl.exceptions.SingleClassTaskWarning` for a one-class task."""
+        if not (self._warns_on_single_class_task and np.unique(y).size == 1):
+            return
+        # Each time, through the warnings filters, which a user may set to
+        # ignore it or raise it. (Their "default" and "once" actions do not
+        # deduplicate it: scikit-learn's check_array changes the filters on
+        # every call, which resets Python's warning registries.)
+        warnings.warn(
+            f"{type(self).__name__}: a task with a single class has a flat loss at its "
+            "solution, so the stand-in for it keeps almost nothing beside the prior and "
+            "the next task will overwrite it unless the penalty's weight λ is large. "
+            "Choose λ on a validation task sequence "
+            "(skcl.model_selection.SequenceGridSearch), or use "
+            "skcl.GaussianDiscriminantClassifier or skcl.LeastSquaresClassifier, which "
+            "keep every task exactly.",
+            SingleClassTaskWarning, stacklevel=5,  # the caller of partial_fit
+        )
+
+    def _commit(self, updates):
+        """Set the fitted attributes of a learned task (``_UNSET``: remove one)."""
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
         for name, value in updates.items():
-            setattr(self, name, value)
+            if value is _UNSET:
+                vars(self).pop(name, None)
+            else:
+                setattr(self, name, value)
+
+    def _report_task(self):
+        """The task's log lines (``verbose``) and the ``callback``'s task event."""
         if self.verbose:
             self._log_task()
         if self.callback is not None:
@@ -425,9 +471,29 @@ class BaseSequentialClassifier(SequentialClassifier):
     def _grow(self, classes):
         """Give the output layer a column for each new class of ``classes``.
 
-        See :func:`skcl._class_growth.grow_network`; returns its ``Growth``.
+        Applies :func:`skcl._class_growth.grow_network` to the network, θ
+        and the consolidation (inside the ``partial_fit`` transaction);
+        returns its ``Growth``.
         """
-        return grow_network(self, classes)
+        if self.likelihood_ == _likelihoods.BERNOULLI:
+            raise ValueError(
+                f"{type(self).__name__} learned its first task with two classes and "
+                "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
+                f"classes {np.setdiff1d(classes, self.classes_).tolist()}. Set "
+                "grow_classes=True before the first task (the output is then a "
+                "softmax), or pass every class on the first call."
+            )
+        network, theta, growth = grow_network(
+            self.network_, self.likelihood_, self.theta_, self.classes_, classes,
+            unseen=self._unseen_output, prior_precision=float(self.prior_precision),
+            init_key=_keys.init_key(self._seed),
+        )
+        state = self._make_consolidation().grow(
+            self.consolidation_, growth, _keys.growth_key(self._seed, self.n_tasks_seen_)
+        )
+        self.consolidation_ = jax.tree.map(np.asarray, state)
+        self.network_, self.classes_, self.theta_ = network, classes, theta
+        return growth
 
     @property
     def _unseen_output(self):
@@ -449,17 +515,16 @@ class BaseSequentialClassifier(SequentialClassifier):
             self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
-        root = jax.random.PRNGKey(self._seed)
-        self.theta_ = np.asarray(self.network_.init(jax.random.fold_in(root, 2**31 - 1)))
+        self.theta_ = np.asarray(self.network_.init(_keys.init_key(self._seed)))
         state = self._make_consolidation().init(
             self._model(), float(self.prior_precision), self.theta_,
-            jax.random.fold_in(root, 2**31 - 2),
+            _keys.consolidation_init_key(self._seed),
         )
         self.consolidation_ = jax.tree.map(np.asarray, state)
 
     def _task_key(self):
         """A fresh key per task, reproducible from random_state alone."""
-        return jax.random.fold_in(jax.random.PRNGKey(self._seed), self.n_tasks_seen_)
+        return _keys.task_key(self._seed, self.n_tasks_seen_)
 
     def _likelihood_weights(self, y, sample_weight):
         """Per-sample likelihood weights: sample weight × class weight.
@@ -470,7 +535,7 @@ class BaseSequentialClassifier(SequentialClassifier):
 
     def _logits(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, X, reset=False, dtype=self._input_dtypes)
         return self._class_logits(self.theta_, X)
 
     def _class_logits(self, theta, X):
@@ -495,41 +560,20 @@ def _to_float32(X):
     return X32
 
 
-# Set by deferred_folds(): a task's fold that only prepares the next task
-# waits until one comes (``Consolidation.fold_can_wait``).
-_DEFER_FOLDS = contextvars.ContextVar("skcl_defer_folds", default=False)
+# An update of _learn_task that removes the attribute (a deferred fold's
+# consolidation_, which the next use of it completes).
+_UNSET = object()
 
+def complete_pending_fold(estimator):
+    """Finish an estimator's deferred fold now (see :func:`deferred_folds`).
 
-@contextmanager
-def deferred_folds():
-    """Within it, estimators postpone the fold that only prepares a next task.
-
-    A hyperparameter search scores every candidate on θ*_T after its last
-    task and trains only the best one further; the fold after that last
-    task (AQC's and EWC's curvature, SI's importances, NC's consolidator
-    fit) would feed nobody. Inside this context the estimator keeps what
-    the fold needs instead (``_PendingFold``), and folds it when a next
-    task comes or when ``_complete_fold`` is called, with the same result.
+    Makes an estimator trained inside ``deferred_folds`` an ordinary one,
+    exactly as if its folds had not waited. Any estimator may be given:
+    those with no pending fold (every estimator outside skcl's gradient
+    core, and those whose last fold was not deferred) are left as they are.
     """
-    token = _DEFER_FOLDS.set(True)
-    try:
-        yield
-    finally:
-        _DEFER_FOLDS.reset(token)
-
-
-class _PendingFold(NamedTuple):
-    """A learned task whose fold waits (a pytree; see :func:`deferred_folds`).
-
-    ``state`` is the stand-in for L_{t-1} the task was learned against,
-    ``task`` the :class:`~skcl._consolidation.FinishedTask` and ``key`` the
-    fold's key: everything ``Consolidation.fold`` needs, so that folding it
-    later gives exactly what folding it at once would have.
-    """
-
-    state: Any
-    task: Any
-    key: Any
+    if isinstance(estimator, BaseSequentialClassifier):
+        estimator._complete_fold()
 
 
 def _check_finite_state(consolidation, n_tasks_seen):

@@ -1,15 +1,15 @@
-"""Class growth of a gradient-trained classifier's network and consolidation.
+"""Class growth of a gradient-trained classifier's network.
 
 With ``grow_classes=True`` a task may bring labels the network has no
-output for. :func:`grow_network` gives the output layer a column for each,
-maps the old parameters to their new places and lets the consolidation
-(the stand-in for L_{t-1}) grow with them (``Consolidation.grow``).
+output for. :func:`grow_network`, a pure function, gives the output layer
+a column for each and maps the old parameters to their new places; it
+returns the grown network and parameters and the map (``Growth``), with
+which the estimator lets its consolidation (the stand-in for L_{t-1})
+grow too (``Consolidation.grow``).
 """
 
-import jax
 import numpy as np
 
-from . import _likelihoods
 from ._consolidation import Growth
 from ._model import Model
 from ._networks import MLP, grown_map, output_column
@@ -17,7 +17,8 @@ from ._networks import MLP, grown_map, output_column
 __all__ = ["grow_network"]
 
 
-def grow_network(estimator, classes):
+def grow_network(network, likelihood, theta, old_classes, classes, *, unseen,
+                 prior_precision, init_key):
     """Give the output layer a column for each new class of ``classes``.
 
     The old columns move to their classes' sorted places, keeping their
@@ -32,26 +33,40 @@ def grow_network(estimator, classes):
     precision alone, centred at u's old values by the methods whose
     stand-in is centred at θ*_{t-1} (``Growth.anchor``). Without u (an
     estimator fitted with grow_classes=False), the new columns are
-    fresh: what a fresh network's initialisation (the first task's key)
-    puts there, constrained by the prior alone (``Consolidation.grow``).
+    fresh: what a fresh network's initialisation (``init_key``) puts
+    there, constrained by the prior alone (``Consolidation.grow``).
 
-    Sets the estimator's ``network_``, ``classes_``, ``theta_`` and
-    ``consolidation_`` (inside its ``partial_fit`` transaction) and returns
-    the ``Growth`` that mapped them.
+    Parameters
+    ----------
+    network : skcl._networks.MLP
+        The network so far, with a softmax output per class of
+        ``old_classes`` (plus u when ``unseen``).
+    likelihood : str
+        The likelihood of the network's outputs (categorical).
+    theta : ndarray of shape (network.n_params,)
+        θ*_{t-1}.
+    old_classes, classes : ndarray
+        The classes so far and all of them now (sorted, a superset).
+    unseen : int
+        1 when the network's last output is u, else 0.
+    prior_precision : float
+        The precision of L_0, the prior the fresh coordinates carry.
+    init_key : PRNG key
+        The network's initialisation key (``skcl._keys.init_key``).
+
+    Returns
+    -------
+    network : skcl._networks.MLP
+        The grown network.
+    theta : ndarray of shape (network.n_params,)
+        θ*_{t-1} in the grown network.
+    growth : skcl._consolidation.Growth
+        The map from the old parameters to the new, for the consolidation.
     """
-    if estimator.likelihood_ == _likelihoods.BERNOULLI:
-        raise ValueError(
-            f"{type(estimator).__name__} learned its first task with two classes and "
-            "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
-            f"classes {np.setdiff1d(classes, estimator.classes_).tolist()}. Set "
-            "grow_classes=True before the first task (the output is then a "
-            "softmax), or pass every class on the first call."
-        )
-    unseen = estimator._unseen_output
-    k_old = len(estimator.classes_)
-    columns = np.searchsorted(classes, estimator.classes_)
+    old, old_theta = network, theta
+    k_old = len(old_classes)
+    columns = np.searchsorted(classes, old_classes)
     added = np.setdiff1d(np.arange(len(classes)), columns)
-    old = estimator.network_
     network = MLP(old.n_features, old.hidden_layer_sizes, len(classes) + unseen)
     out_source = np.full(network.n_outputs, -1)
     out_weight = np.zeros(network.n_outputs)
@@ -66,10 +81,9 @@ def grow_network(estimator, classes):
     offset = np.zeros(old.n_params)
     if unseen:  # u's bias = mean of the split biases + log k
         offset[old.n_params - 1] = np.log(len(added))
-    root = jax.random.PRNGKey(estimator._seed)
-    theta = np.array(network.init(jax.random.fold_in(root, 2**31 - 1)))
+    theta = np.array(network.init(init_key))
     m = source >= 0
-    theta[m] = estimator.theta_[source[m]] + shift[m].astype(theta.dtype)
+    theta[m] = old_theta[source[m]] + shift[m].astype(theta.dtype)
     anchor = np.zeros(network.n_params, np.float32)
     if unseen:
         # The new unseen-classes output stands for the classes still
@@ -77,14 +91,10 @@ def grow_network(estimator, classes):
         # output: it starts at the old one's weights and bias, and a
         # stand-in centred at θ*_{t-1} centres it there (Growth.anchor).
         new_u = output_column(network, network.n_outputs - 1)
-        anchor[new_u] = estimator.theta_[output_column(old, old.n_outputs - 1)]
+        anchor[new_u] = old_theta[output_column(old, old.n_outputs - 1)]
         theta[new_u] = anchor[new_u]
     growth = Growth(
-        estimator._model(), Model(network, estimator.likelihood_), source, weight, shift, offset,
-        out_source, out_weight, columns, theta, float(estimator.prior_precision), anchor,
+        Model(old, likelihood), Model(network, likelihood), source, weight, shift, offset,
+        out_source, out_weight, columns, theta, prior_precision, anchor,
     )
-    key = jax.random.fold_in(estimator._task_key(), 2**31 - 3)
-    state = estimator._make_consolidation().grow(estimator.consolidation_, growth, key)
-    estimator.consolidation_ = jax.tree.map(np.asarray, state)
-    estimator.network_, estimator.classes_, estimator.theta_ = network, classes, theta
-    return growth
+    return network, theta, growth

@@ -5,9 +5,12 @@ time a process meets its shapes. On CPU the compilation often costs more
 than the training itself (a few seconds per network, method and task
 size), and every new process (a script, a test session, a joblib worker of
 a hyperparameter search) paid it again. JAX can keep the compiled
-programs on disk; :func:`setup` turns that on when skcl's training code is
-first imported, so that ``import skcl`` (e.g. for ``skcl --help``) still
-does not import JAX.
+programs on disk; :func:`setup` turns that on the first time a skcl
+estimator trains (the training drivers of :mod:`skcl._training` and the
+gradient-trained classifiers' ``partial_fit`` call it), or when called
+explicitly. No import changes JAX's configuration: ``import skcl`` (e.g.
+for ``skcl --help``) does not even import JAX, and importing the
+estimators leaves the process as it was until one of them learns.
 
 Settings, read once per process from the environment:
 
@@ -18,8 +21,8 @@ Settings, read once per process from the environment:
     else ``~/.cache/skcl/jax``.
 
 A cache folder set through JAX itself (``JAX_COMPILATION_CACHE_DIR`` or
-``jax.config.update("jax_compilation_cache_dir", ...)`` before skcl's
-estimators are imported) is left as it is. Results do not depend on the
+``jax.config.update("jax_compilation_cache_dir", ...)`` before a skcl
+estimator first trains) is left as it is. Results do not depend on the
 cache: a cached program is the very executable a compilation would give.
 """
 

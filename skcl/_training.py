@@ -27,6 +27,7 @@ epoch adds up to one full loss (paper, section II-B, step 2).
 
 from functools import partial
 from math import ceil
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -35,13 +36,8 @@ import optax
 
 from ._compilation_cache import setup as _setup_compilation_cache
 
-# Every skcl program is compiled through this module (the estimators and
-# the feature extractors import it before compiling anything), so the
-# persistent compilation cache is turned on here rather than in
-# skcl/__init__.py, which must not import JAX.
-_setup_compilation_cache()
-
 __all__ = [
+    "Trained",
     "minimize",
     "minimize_epochwise",
     "minimize_stepwise",
@@ -243,6 +239,76 @@ def padded_size(n_samples):
     return max(PAD_MIN, 1 << (n_samples - 1).bit_length())
 
 
+class Trained(NamedTuple):
+    """What :func:`minimize` and :func:`minimize_epochwise` return.
+
+    ``params``: the parameters after the last step (the optimiser state
+    is dropped, so the next task starts Adam afresh); ``epoch_losses``:
+    the sum over each epoch's minibatches of data term plus scaled
+    penalty, one entry per epoch run; ``trace``: the consolidation's
+    trace after the last step (or None); ``start_loss``: the whole
+    objective at the starting parameters, for recognising a run that
+    blew up. :func:`minimize_stepwise` returns the first three.
+    """
+
+    params: Any
+    epoch_losses: Any
+    trace: Any
+    start_loss: Any
+
+
+class _Setup(NamedTuple):
+    """A task's sizes and learning rates, as every driver sets them up."""
+
+    n_samples: int
+    batch_size: int  # at most n_samples
+    n_batches: int  # minibatches per epoch
+    n_rows: int  # the rows the task is padded to (n_samples when not padded)
+    n_slots: int  # minibatch slots per epoch of the padded task
+    rates: Any  # the learning rate of every step (slot)
+
+
+def _set_up(n_samples, batch_size, learning_rate, n_epochs, *, pad=False):
+    """What every driver does first: the compilation cache, sizes, the schedule.
+
+    With ``pad`` (:func:`minimize`), the task is padded to
+    :func:`padded_size` rows and the schedule to its minibatch slots.
+    """
+    _setup_compilation_cache()  # once per process, before the first compilation
+    batch_size = min(batch_size, n_samples)
+    n_batches = n_minibatches(n_samples, batch_size)
+    if not pad:
+        rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches)
+        return _Setup(n_samples, batch_size, n_batches, n_samples, n_batches, rates)
+    n_rows = padded_size(n_samples)
+    n_slots = n_minibatches(n_rows, batch_size)
+    rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches,
+                           n_slots=n_epochs * n_slots)
+    return _Setup(n_samples, batch_size, n_batches, n_rows, n_slots, rates)
+
+
+def _epoch_by_epoch(setup, key, n_epochs, carry, run_epoch, on_epoch):
+    """The Python loop over epochs of :func:`minimize_epochwise` and
+    :func:`minimize_stepwise`: each epoch's minibatches, ``run_epoch(carry,
+    batches) -> (carry, loss)``, then ``on_epoch(epoch, loss)``; a true
+    return value stops the training there.
+
+    Returns
+    -------
+    params, epoch_losses, trace
+    """
+    epoch_losses = []
+    for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
+        batches = _jitted_epoch_batches(epoch_key, n_samples=setup.n_samples,
+                                        batch_size=setup.batch_size)
+        carry, loss = run_epoch(carry, batches)
+        epoch_losses.append(loss)
+        if on_epoch is not None and on_epoch(epoch, float(loss)):
+            break
+    params, _, trace = carry
+    return params, jnp.stack(epoch_losses), trace
+
+
 def minimize(
     model,
     consolidation,
@@ -295,29 +361,20 @@ def minimize(
 
     Returns
     -------
-    params : array like the input
-        Parameters after the last step; the optimiser state is dropped,
-        so the next task starts Adam afresh.
-    epoch_losses : array of shape (n_epochs,)
-        Sum over each epoch's minibatches of data term + scaled penalty.
-    trace : pytree or None
-        The consolidation's trace after the last step.
-    start_loss : scalar
-        The whole objective (data term plus penalty) at the starting
-        parameters, for recognising a run that blew up; computed in the
-        same compiled program.
+    Trained
+        ``(params, epoch_losses, trace, start_loss)``: the parameters
+        after the last step (like the input), the loss of each of the
+        ``n_epochs`` epochs, the consolidation's trace (or None), and the
+        whole objective at the starting parameters, computed in the same
+        compiled program.
     """
-    n_samples = X.shape[0]
-    batch_size = min(batch_size, n_samples)
-    n_batches = n_minibatches(n_samples, batch_size)
-    n_rows = padded_size(n_samples)
-    n_slots = n_minibatches(n_rows, batch_size)
-    batches = epoch_batches(key, n_samples=n_samples, n_rows=n_rows, batch_size=batch_size,
-                            n_epochs=n_epochs, n_slots=n_slots)
-    X, y, weights = (_pad(a, 0, n_rows) for a in (X, y, weights))
-    rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches, n_slots=n_epochs * n_slots)
-    return _minimize(model, consolidation, state, params, X, y, weights, key, rates, batches,
-                     np.float32(n_batches), padded=n_samples <= PAD_MAX)
+    setup = _set_up(X.shape[0], batch_size, learning_rate, n_epochs, pad=True)
+    batches = epoch_batches(key, n_samples=setup.n_samples, n_rows=setup.n_rows,
+                            batch_size=setup.batch_size, n_epochs=n_epochs, n_slots=setup.n_slots)
+    X, y, weights = (_pad(a, 0, setup.n_rows) for a in (X, y, weights))
+    return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
+                              setup.rates, batches, np.float32(setup.n_batches),
+                              padded=setup.n_samples <= PAD_MAX))
 
 
 @partial(jax.jit, static_argnames=("model", "padded"))
@@ -411,28 +468,19 @@ def minimize_epochwise(
 
     Returns
     -------
-    params, epoch_losses, trace, start_loss
+    Trained
         As for :func:`minimize`; ``epoch_losses`` has one entry per epoch
         run.
     """
+    setup = _set_up(X.shape[0], batch_size, learning_rate, n_epochs)
     X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
-    n_samples = X.shape[0]
-    batch_size = min(batch_size, n_samples)
-    n_batches = n_minibatches(n_samples, batch_size)
-    rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches)
     start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
                                          model=model)
-    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
-    epoch_losses = []
-    for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
-        batches = _jitted_epoch_batches(epoch_key, n_samples=n_samples, batch_size=batch_size)
-        carry, loss = _jitted_epoch(model, consolidation, state, X, y, weights, rates, carry,
-                                    batches, n_batches=n_batches)
-        epoch_losses.append(loss)
-        if on_epoch(epoch, float(loss)):
-            break
-    params, _, trace = carry
-    return params, jnp.stack(epoch_losses), trace, start_loss
+    carry = _initial_carry(consolidation, state, params, _optimiser(setup.rates))
+    run_epoch = partial(_jitted_epoch, model, consolidation, state, X, y, weights, setup.rates,
+                        n_batches=setup.n_batches)
+    return Trained(*_epoch_by_epoch(setup, key, n_epochs, carry, run_epoch, on_epoch),
+                   start_loss)
 
 
 def minimize_stepwise(
@@ -463,35 +511,31 @@ def minimize_stepwise(
         As for :func:`minimize`.
     on_epoch : callable, default=None
         Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
-        1), e.g. to print the progress of a long pre-training.
+        1), e.g. to print the progress of a long pre-training; a true
+        return value stops the training there, as in
+        :func:`minimize_epochwise`.
 
     Returns
     -------
     params, epoch_losses, trace
-        As for :func:`minimize`; there is no ``start_loss``, whose one pass
-        over all the data at once would not fit for large image sets.
+        The first three fields of :class:`Trained`; there is no
+        ``start_loss``, whose one pass over all the data at once would not
+        fit for large image sets.
     """
+    setup = _set_up(X.shape[0], batch_size, learning_rate, n_epochs)
     X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
-    n_samples = X.shape[0]
-    n_batches = n_minibatches(n_samples, batch_size)
-    rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches)
-    step = partial(_jitted_step, model, consolidation, state, X, y, weights, rates,
-                   n_batches=n_batches)
-    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
-    epoch_losses = []
-    for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
-        idx, mask, step_keys = _jitted_epoch_batches(
-            epoch_key, n_samples=n_samples, batch_size=batch_size
-        )
+    step = partial(_jitted_step, model, consolidation, state, X, y, weights, setup.rates,
+                   n_batches=setup.n_batches)
+    carry = _initial_carry(consolidation, state, params, _optimiser(setup.rates))
+
+    def run_epoch(carry, batches):
         losses = []
-        for batch in zip(idx, mask, step_keys):
+        for batch in zip(*batches):
             carry, loss = step(carry, batch)
             losses.append(loss)
-        epoch_losses.append(jnp.sum(jnp.stack(losses)))
-        if on_epoch is not None:
-            on_epoch(epoch, float(epoch_losses[-1]))
-    params, _, trace = carry
-    return params, jnp.stack(epoch_losses), trace
+        return carry, jnp.sum(jnp.stack(losses))
+
+    return _epoch_by_epoch(setup, key, n_epochs, carry, run_epoch, on_epoch)
 
 
 

@@ -7,22 +7,16 @@ minibatches), and q_t becomes the prior of the next task. Predictions
 average the predicted probabilities over samples of θ from q_t.
 """
 
-import jax
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _likelihoods
+from . import _keys, _likelihoods
 from ._base import BaseSequentialClassifier
 from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
 from ._docstrings import fill_doc
 from ._validation import positive_int, store_parameters
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
-
-# Index folded into a task's key for the prediction samples; the training
-# loop uses keys split from the same task key.
-_PREDICT_STREAM = 7
-
 
 class _VariationalClassifier(BaseSequentialClassifier):
     """Shared machinery: posterior as the consolidation, MC prediction."""
@@ -63,7 +57,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
 
     def _task_attributes(self, consolidation, state, key):
         """The samples of θ from q_t that ``predict_proba`` averages."""
-        predict_key = jax.random.fold_in(key, _PREDICT_STREAM)
+        predict_key = _keys.prediction_key(key)
         samples = consolidation.family.sample(
             state.posterior, predict_key, int(self.n_predict_samples)
         )
@@ -76,7 +70,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
         Bernoulli output the logit of p is log p₁ − log p₀.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, X, reset=False, dtype=self._input_dtypes)
         # log (1/S) Σ_s p_s, as a log-sum-exp of the samples' log-probabilities:
         # finite even where every p_s underflows.
         log_proba = np.full((X.shape[0], len(self.classes_)), -np.inf)

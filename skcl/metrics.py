@@ -16,6 +16,7 @@ training task.
 
 import inspect
 import numbers
+from typing import Any, NamedTuple
 
 import numpy as np
 from sklearn.metrics import accuracy_score, brier_score_loss, get_scorer, log_loss, make_scorer
@@ -69,10 +70,37 @@ def task_accuracies(estimator, tasks):
 _PROBA_METRICS = {log_loss, brier_score_loss}
 
 
+class _ScorerParts(NamedTuple):
+    """What a scikit-learn scorer is made of: ``make_scorer``'s arguments."""
+
+    score_func: Any
+    sign: int
+    kwargs: dict
+    response_method: Any
+
+
+def _scorer_parts(scoring):
+    """The parts of a scikit-learn scorer (a :class:`_ScorerParts`), or None.
+
+    The only place in skcl that reads a scorer's private attributes
+    (``_score_func``, ``_sign``, ``_kwargs``, ``_response_method``):
+    scikit-learn has no public accessor for them, and calling the scorer
+    cannot hand its metric ``labels=estimator.classes_`` unless metadata
+    routing is switched on for the whole process. From the parts,
+    :func:`_check_task_scoring` rebuilds the scorer with ``make_scorer``.
+    """
+    func = getattr(scoring, "_score_func", None)
+    if func is None or not hasattr(scoring, "_sign"):
+        return None
+    return _ScorerParts(func, scoring._sign, dict(getattr(scoring, "_kwargs", {})),
+                        scoring._response_method)
+
+
 def _scorer_name(scoring):
     if isinstance(scoring, str):
         return scoring
-    func = getattr(scoring, "_score_func", scoring)
+    parts = _scorer_parts(scoring)
+    func = scoring if parts is None else parts.score_func
     return getattr(func, "__name__", type(scoring).__name__)
 
 
@@ -98,11 +126,10 @@ def _check_task_scoring(scoring, response_method=None):
             f"scoring must be a scorer name, a scorer callable or a metric function, "
             f"got {type(scoring).__name__}."
         )
-    func = getattr(scoring, "_score_func", None)
-    if func is not None and hasattr(scoring, "_sign"):
+    parts = _scorer_parts(scoring)
+    if parts is not None:
         # A scikit-learn scorer: rebuilt to pass the classes as labels.
-        sign, kwargs = scoring._sign, dict(getattr(scoring, "_kwargs", {}))
-        method = scoring._response_method
+        func, sign, kwargs, method = parts
     else:
         try:
             params = list(inspect.signature(scoring).parameters)

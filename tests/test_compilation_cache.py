@@ -1,7 +1,7 @@
 """The persistent compilation cache: on by default, off on request, never in the way.
 
 Each check runs in a fresh process, since the cache is set up once per
-process when skcl's training code is imported.
+process, when a skcl estimator first trains (never by an import).
 """
 
 import os
@@ -57,7 +57,7 @@ def test_on_by_default_in_the_per_user_cache_folder(tmp_path):
 def test_the_folder_can_be_chosen_or_the_cache_turned_off(tmp_path):
     folder, _ = _run(tmp_path, SKCL_COMPILATION_CACHE_DIR=str(tmp_path / "mine"))
     assert Path(folder) == tmp_path / "mine" and any((tmp_path / "mine").iterdir())
-    folder, stderr = _run(tmp_path, fit=False, SKCL_COMPILATION_CACHE="0")
+    folder, stderr = _run(tmp_path, SKCL_COMPILATION_CACHE="0")
     assert folder == "None"
     assert "JAX compilation cache off" in stderr
     assert not (tmp_path / "home" / ".cache").exists()
@@ -75,8 +75,17 @@ def test_an_unwritable_folder_leaves_the_cache_off_silently(tmp_path):
 
 
 def test_a_folder_set_through_jax_is_left_alone(tmp_path):
-    folder, _ = _run(tmp_path, fit=False, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jaxs"))
+    folder, _ = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jaxs"))
     assert Path(folder) == tmp_path / "jaxs"
+
+
+def test_importing_skcl_changes_nothing_in_the_process(tmp_path):
+    # Importing the estimators and the training code leaves JAX's
+    # configuration alone; the first training switches the cache on.
+    folder, stderr = _run(tmp_path, fit=False)
+    assert folder == "None"
+    assert "JAX compilation cache" not in stderr
+    assert not (tmp_path / "home" / ".cache").exists()
 
 
 @pytest.mark.parametrize("xdg, expected", [("", ".cache/skcl/jax"), ("/xdg", "/xdg/skcl/jax")])

@@ -331,13 +331,31 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
     with deferred_folds():
         for X, y in iris.train[:2]:
             lazy.partial_fit(X, y, classes=iris.classes)
-    assert isinstance(lazy.consolidation_, _PendingFold)
+    # The pending fold waits apart: consolidation_ never holds another type.
+    assert isinstance(lazy._pending_fold_, _PendingFold)
+    assert "consolidation_" not in vars(lazy)
     # A rejected call leaves the pending fold as it was.
     with pytest.raises(ValueError):
         lazy.partial_fit(iris.train[2][0][:, :2], iris.train[2][1])
-    assert isinstance(lazy.consolidation_, _PendingFold)
+    assert isinstance(lazy._pending_fold_, _PendingFold)
+    assert "consolidation_" not in vars(lazy)
     lazy.partial_fit(*iris.train[2])  # outside the context: folds the pending task, then this one
     np.testing.assert_array_equal(lazy.theta_, reference.theta_)
+    for a, b in zip(jax.tree.leaves(lazy.consolidation_),
+                    jax.tree.leaves(reference.consolidation_)):
+        np.testing.assert_array_equal(a, b)
+    # The first use of a fitted attribute read from the state finishes the fold.
+    lazy = cls(**settings)
+    with deferred_folds():
+        for X, y in iris.train:
+            lazy.partial_fit(X, y, classes=iris.classes)
+    assert "_pending_fold_" in vars(lazy)
+    name = "importance_" if cls is SIClassifier else "hessian_"
+    if params.get("structure", "full") != "full":
+        name = "consolidation_"  # no hessian_ kept
+    np.testing.assert_array_equal(jax.tree.leaves(getattr(lazy, name))[0],
+                                  jax.tree.leaves(getattr(reference, name))[0])
+    assert "_pending_fold_" not in vars(lazy)
     for a, b in zip(jax.tree.leaves(lazy.consolidation_),
                     jax.tree.leaves(reference.consolidation_)):
         np.testing.assert_array_equal(a, b)
@@ -345,18 +363,19 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
     with deferred_folds():
         vi = GVCLClassifier(n_epochs=2, random_state=0).partial_fit(*iris.train[0],
                                                                     classes=iris.classes)
+    assert "_pending_fold_" not in vars(vi)
     assert not isinstance(vi.consolidation_, _PendingFold)
 
 
-def test_a_single_class_task_warns_once_per_estimator_class(monkeypatch):
+def test_a_single_class_task_warns_for_the_methods_it_concerns():
     import warnings
 
     from skcl import _base
     from skcl.datasets import load_ci_split_iris
 
-    monkeypatch.setattr(_base, "_SINGLE_CLASS_WARNED", set())
     data = load_ci_split_iris()  # one species per task
     with warnings.catch_warnings(record=True) as record:
+        # Each single-class task warns; the user's filters decide what shows.
         warnings.simplefilter("always")
         for cls in [AQCClassifier, AQCClassifier, FineTuningClassifier]:
             clf = cls(n_epochs=1, random_state=0)
@@ -366,11 +385,32 @@ def test_a_single_class_task_warns_once_per_estimator_class(monkeypatch):
         y = np.concatenate([data.train[0][1], data.train[1][1]])
         EWCClassifier(n_epochs=1, random_state=0).partial_fit(X, y, classes=data.classes)
     shown = [w for w in record if issubclass(w.category, _base.SingleClassTaskWarning)]
-    assert len(shown) == 1  # not again, not for fine-tuning, not for two classes
+    # AQC's 2 × 3 one-class tasks; not for fine-tuning, not for two classes.
+    assert len(shown) == 2 * len(data.train)
+    assert len({str(w.message) for w in shown}) == 1
     message = str(shown[0].message)
     assert message.startswith("AQCClassifier: a task with a single class")
     assert "GaussianDiscriminantClassifier" in message and "SequenceGridSearch" in message
     assert shown[0].filename == __file__  # points at the user's partial_fit call
+
+
+def test_the_single_class_warning_obeys_the_warning_filters(iris):
+    import warnings
+
+    from skcl import _base
+
+    X, y = iris.train[0]  # one species
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", _base.SingleClassTaskWarning)
+        AQCClassifier(n_epochs=1, random_state=0).partial_fit(X, y, classes=iris.classes)
+    assert not [w for w in record if issubclass(w.category, _base.SingleClassTaskWarning)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", _base.SingleClassTaskWarning)
+        clf = AQCClassifier(n_epochs=1, random_state=0)
+        with pytest.raises(_base.SingleClassTaskWarning):
+            clf.partial_fit(X, y, classes=iris.classes)
+    assert not hasattr(clf, "theta_")  # the transaction left it unfitted
 
 
 def test_each_gradient_estimator_says_what_its_defaults_give():

@@ -11,6 +11,7 @@ import pytest
 import skcl
 from skcl import AQCClassifier, EWCClassifier, SIClassifier
 from skcl._consolidation.variational import _inverse_softplus
+from skcl._keys import init_key
 from skcl._networks import output_column
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 from skcl.pipeline import make_pipeline
@@ -179,12 +180,28 @@ def test_fresh_columns_without_an_unseen_output_are_a_fresh_init(iris):
     clf = AQCClassifier(**FAST, random_state=0, hidden_layer_sizes=(4,))
     clf.partial_fit(X, y, classes=[0, 1, 2])
     grown, growth = grown_copy(clf, [0, 1, 2, 3])
-    fresh = np.asarray(grown.network_.init(
-        jax.random.fold_in(jax.random.PRNGKey(clf._seed), 2**31 - 1)))
+    fresh = np.asarray(grown.network_.init(init_key(clf._seed)))
     new = growth.new_coordinates
     np.testing.assert_array_equal(grown.theta_[new], fresh[new])
     np.testing.assert_array_equal(growth.anchor, 0.0)
     np.testing.assert_array_equal(grown.consolidation_.center[new], 0.0)
+
+
+def test_the_key_streams_are_those_of_the_root_key():
+    # Named once in skcl._keys; the values are those the estimators always used.
+    from skcl import _keys
+
+    root = jax.random.PRNGKey(12345)
+    for got, want in [
+        (_keys.init_key(12345), jax.random.fold_in(root, 2**31 - 1)),
+        (_keys.consolidation_init_key(12345), jax.random.fold_in(root, 2**31 - 2)),
+        (_keys.task_key(12345, 3), jax.random.fold_in(root, 3)),
+        (_keys.growth_key(12345, 3),
+         jax.random.fold_in(jax.random.fold_in(root, 3), 2**31 - 3)),
+        (_keys.prediction_key(_keys.task_key(12345, 3)),
+         jax.random.fold_in(jax.random.fold_in(root, 3), 7)),
+    ]:
+        np.testing.assert_array_equal(got, want)
 
 
 def test_two_new_classes_split_the_unseen_output(iris):

@@ -12,7 +12,7 @@ import pytest
 from scipy.special import log_softmax
 
 from skcl import AQCClassifier, FineTuningClassifier, NCClassifier
-from skcl._base import _PendingFold, deferred_folds
+from skcl._base import _PendingFold, complete_pending_fold, deferred_folds
 from skcl._consolidation import Neural, Prior, prior_state
 from skcl._consolidation.memo import FitMemo, digest
 from skcl._consolidation.neural import (
@@ -209,10 +209,20 @@ def test_a_search_skips_only_the_consolidator_fit_nobody_uses(iris, n_jobs):
     with deferred_folds():
         for X, y in iris.train:
             lazy.partial_fit(X, y, classes=iris.classes)
-    assert isinstance(lazy.consolidation_, _PendingFold)
+    assert isinstance(lazy._pending_fold_, _PendingFold)
+    assert "consolidation_" not in vars(lazy)  # never a fitted attribute of another type
     np.testing.assert_array_equal(lazy.theta_, reference.theta_)
-    lazy._complete_fold()
+    complete_pending_fold(lazy)
+    assert "_pending_fold_" not in vars(lazy)
     np.testing.assert_array_equal(lazy.consolidation_.phi, reference.consolidation_.phi)
+    # Or on first use: the consolidator's loss curve finishes the fold.
+    lazy = NCClassifier(**common, **search.best_params_)
+    with deferred_folds():
+        for X, y in iris.train:
+            lazy.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(lazy.consolidator_loss_curve_,
+                                  reference.consolidator_loss_curve_)
+    assert "_pending_fold_" not in vars(lazy)
 
 
 

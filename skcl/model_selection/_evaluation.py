@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 
-from .._base import deferred_folds
+from .._base import complete_pending_fold, deferred_folds
 from ._sequence import _learn, final_estimator
 
 
@@ -102,9 +102,7 @@ def _complete_fold(estimator):
     Its deferred last fold is done, exactly as it would have been during
     training.
     """
-    complete = getattr(estimator, "_complete_fold", None)  # skcl estimators only
-    if complete is not None:
-        complete()
+    complete_pending_fold(estimator)
 
 
 def _warn_failures(failures, n_candidates):

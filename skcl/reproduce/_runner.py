@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.metrics import log_loss
 
-from .._base import SingleClassTaskWarning
+from ..exceptions import SingleClassTaskWarning
 from ..metrics import average_forgetting, expected_calibration_error, task_accuracies, task_scores
 from ..model_selection import SequenceGridSearch, learn_task_sequence
 from ..model_selection._sequence import is_skcl_classifier
