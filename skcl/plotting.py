@@ -400,7 +400,8 @@ def plot_reliability_diagram(y_true, y_prob, *, n_bins=10, labels=None, ax=None,
     centres = edges[:-1] + width / 2
     # The bin's mean confidence, on the bar: its distance to the bar's top
     # is the bin's term of the ECE (before weighting by its count).
-    ax.scatter(centres[filled], confidence[filled], marker="_", s=200, color="tab:red", zorder=3, label="mean confidence")
+    ax.scatter(centres[filled], confidence[filled], marker="_", s=200, color="tab:red",
+               zorder=3, label="mean confidence")
     for x, n, a in zip(centres[filled], counts[filled], accuracy[filled]):
         ax.text(x, min(a, 0.9) + 0.02, f"{n}", ha="center", va="bottom", fontsize=7)
     ax.set_xlim(0, 1)
