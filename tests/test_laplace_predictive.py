@@ -80,8 +80,10 @@ def test_covariance_is_the_inverse_of_lambda_h(aqc_full):
                                atol=1e-9 * np.abs(expected).max())
 
 
-def test_ewc_covariance_is_the_inverse_of_lambda_importance(iris):
-    clf = fit(EWCClassifier(alpha=100.0, **IRIS), iris)
+@pytest.mark.parametrize("cls", [EWCClassifier, OnlineEWCClassifier])
+def test_ewc_covariance_is_the_inverse_of_lambda_importance(iris, cls):
+    # importance_ = precision + Σ_i F_i (online: decayed), the diagonal of H_t.
+    clf = fit(cls(alpha=100.0, **IRIS), iris)
     np.testing.assert_allclose(np.diag(clf.posterior_covariance()),
                                1.0 / (100.0 * clf.importance_.astype(np.float64)), rtol=1e-6)
 
