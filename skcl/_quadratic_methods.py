@@ -68,9 +68,17 @@ class _LaplacePredictive:
     }
 
     def posterior_covariance(self):
-        """Σ = (λ H_t)⁻¹ of the Gaussian posterior, dense, float64.
+        """Σ = (λ H_t)⁻¹, the covariance of the Gaussian posterior the predictive uses.
 
-        For checks and small networks: shape (n_params, n_params).
+        H_t = diag(prior) + Σ_i C_i is the stand-in's matrix (``hessian_``
+        for the full structure, ``importance_`` on the diagonal for EWC);
+        Σ is block-diagonal for ``structure="kron"`` (one block per
+        layer) and diagonal for ``"diag"``. Built dense, for checks and
+        small networks.
+
+        Returns
+        -------
+        ndarray of shape (n_params, n_params), float64
         """
         check_is_fitted(self)
         self._complete_fold()
