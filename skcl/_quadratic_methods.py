@@ -41,8 +41,8 @@ _PREDICTIVE_PARAMS = """
         by that approximation applied to each pairwise difference
         f_k − f_j with its own variance ("mean_field", which sees the
         logits' covariance and is the more accurate); or by Monte Carlo.
-        ``decision_function`` stays f(x; θ*_t). See the user guide,
-        "How sure is it?".
+        ``decision_function`` then gives the predictive's log-odds or
+        log-probabilities. See the user guide, "How sure is it?".
     n_predict_samples : int, default=1000
         Samples of the logits averaged by ``predictive="mc"``, drawn from
         ``random_state``: predictions are deterministic.
@@ -59,7 +59,7 @@ class _LaplacePredictive:
     """predict_proba from the quadratic stand-in's Gaussian posterior.
 
     Mixed into the methods whose stand-in is a posterior precision (AQC,
-    EWC, online EWC); ``decision_function`` stays the MAP logits.
+    EWC, online EWC).
     """
 
     _predictive_constraints = {
@@ -101,6 +101,27 @@ class _LaplacePredictive:
             self.network_, n_outputs, bernoulli, self.theta_, self._posterior_root(), X,
             self.predictive, int(self.n_predict_samples), key,
         )
+
+    def decision_function(self, X):
+        """Scores that rank the classes as :meth:`predict_proba` does.
+
+        With ``predictive="map"`` the network's logits f(x; θ*_t);
+        otherwise the predictive's log-odds of ``classes_[1]`` (two
+        classes) or log-probabilities, so that ``predict``,
+        ``predict_proba`` and this agree on every sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        """
+        if self.predictive == "map":
+            return super().decision_function(X)
+        logp = self._predictive_log_proba(X)
+        return logp[:, 1] - logp[:, 0] if logp.shape[1] == 2 else logp
 
     def predict_proba(self, X):
         """Class probabilities: plug-in or Laplace predictive (``predictive``).

@@ -291,10 +291,11 @@ def test_binary_output_uses_the_sigmoid_probit(iris):
     clf.partial_fit(X0, y0, classes=[0, 1]).partial_fit(X1, y1)
     X = np.concatenate([X0, X1])
     mean, cov = logit_moments(clf.network_, 1, clf.theta_, clf._posterior_root(), X)
-    m, v = clf.decision_function(X), cov[:, 0, 0]
+    m, v = clf.set_params(predictive="map").decision_function(X), cov[:, 0, 0]
     np.testing.assert_allclose(mean[:, 0], m, rtol=1e-4, atol=1e-4)
     expected = expit(m / np.sqrt(1 + math.pi / 8 * v))
-    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], expected, rtol=1e-4, atol=1e-6)
+    P = clf.set_params(predictive="probit").predict_proba(X)
+    np.testing.assert_allclose(P[:, 1], expected, rtol=1e-4, atol=1e-6)
 
 
 def test_map_is_the_plug_in_and_mc_is_deterministic(iris):
@@ -347,3 +348,21 @@ def test_indefinite_precision_is_refused_with_advice():
                            FullCurvature(-3.0 * np.eye(net.n_params, dtype=np.float32)))
     with pytest.raises(ValueError, match="curvature='ggn'"):
         posterior_root(state, 1.0, net.layer_shapes)
+
+
+@pytest.mark.parametrize("predictive", ["probit", "mean_field", "mc"])
+def test_predict_proba_and_decision_function_agree(aqc_wide, iris, predictive):
+    # The plain probit's per-class κ can reorder the classes against the
+    # MAP logits; predict and decision_function follow the predictive.
+    clf = aqc_wide.set_params(predictive=predictive, n_predict_samples=500)
+    X = stacked_test_inputs(iris)
+    P, D = clf.predict_proba(X), clf.decision_function(X)
+    np.testing.assert_allclose(D, np.log(P), rtol=1e-6, atol=1e-9)
+    assert (clf.predict(X) == clf.classes_[D.argmax(1)]).all()
+    X0, y0 = iris.train[0]
+    X1, y1 = iris.train[1]
+    binary = AQCClassifier(alpha=1.0, predictive=predictive, n_predict_samples=500, **IRIS)
+    binary.partial_fit(X0, y0, classes=[0, 1]).partial_fit(X1, y1)
+    d, p = binary.decision_function(X), binary.predict_proba(X)
+    np.testing.assert_allclose(d, np.log(p[:, 1]) - np.log(p[:, 0]), rtol=1e-6, atol=1e-9)
+    assert (binary.predict(X) == binary.classes_[(d > 0).astype(int)]).all()
