@@ -273,7 +273,7 @@ def test_kronecker_equals_its_dense_matrix(iris):
 def test_probabilities_sum_to_one_and_are_finite_for_extreme_inputs(iris, make, predictive):
     clf = fit(make().set_params(predictive=predictive, n_predict_samples=200), iris)
     X = stacked_test_inputs(iris)
-    for scale in (1.0, 1e3, 1e6, -1e6):
+    for scale in (1.0, 1e3, 1e6, -1e6, 1e20, -1e30):  # J S Jᵀ overflows float32 past ~1e19
         P = clf.predict_proba(scale * X)
         logP = clf.predict_log_proba(scale * X)
         assert P.shape == (len(X), 3)

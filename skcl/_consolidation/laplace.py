@@ -181,14 +181,16 @@ def _moments_chunk(network, n_outputs, spans, theta, roots, diagonal, X):
     def one(x):
         J = jax.jacrev(logits)(theta, x)  # (n_outputs, n_params)
         if diagonal is not None:
-            JS = J * diagonal
-            cov = JS @ JS.T
+            parts = [J * diagonal]
         else:
-            cov = jnp.zeros((n_outputs, n_outputs), J.dtype)
-            for (start, stop), S in zip(spans, roots):
-                JS = J[:, start:stop] @ S
-                cov = cov + JS @ JS.T
-        return logits(theta, x), 0.5 * (cov + cov.T)
+            parts = [J[:, start:stop] @ S for (start, stop), S in zip(spans, roots)]
+        # J S can be as large as float32 allows (inputs near 1e19 and up)
+        # while its square overflows: square it divided by its largest
+        # entry, and let the caller multiply back in float64.
+        scale = jnp.max(jnp.stack([jnp.max(jnp.abs(JS)) for JS in parts]))
+        scale = jnp.where(scale > 0, scale, 1.0)
+        cov = sum((JS / scale) @ (JS / scale).T for JS in parts)
+        return logits(theta, x), 0.5 * (cov + cov.T), scale
 
     return jax.vmap(one)(X)
 
@@ -212,6 +214,7 @@ def logit_moments(network, n_outputs, theta, root, X):
     -------
     mean : ndarray of shape (n_samples, n_outputs)
     cov : ndarray of shape (n_samples, n_outputs, n_outputs)
+        float64: finite even where its float32 square would overflow.
     """
     X = np.asarray(X, np.float32)
     theta = jnp.asarray(theta, jnp.float32)
@@ -223,9 +226,11 @@ def logit_moments(network, n_outputs, theta, root, X):
         chunk = X[start : start + _CHUNK]
         padded = np.zeros((_CHUNK, X.shape[1]), np.float32)
         padded[: len(chunk)] = chunk
-        mean, cov = _moments_chunk(network, n_outputs, spans, theta, roots, diagonal, padded)
-        means.append(np.asarray(mean)[: len(chunk)])
-        covs.append(np.asarray(cov)[: len(chunk)])
+        mean, cov, scale = _moments_chunk(network, n_outputs, spans, theta, roots, diagonal,
+                                          padded)
+        scale = np.asarray(scale, np.float64)[: len(chunk), None, None]
+        means.append(np.asarray(mean, np.float64)[: len(chunk)])
+        covs.append(np.asarray(cov, np.float64)[: len(chunk)] * scale**2)
     if not means:
         return np.zeros((0, n_outputs)), np.zeros((0, n_outputs, n_outputs))
     return np.concatenate(means), np.concatenate(covs)
@@ -299,10 +304,11 @@ def mean_field_log_proba(mean, cov, bernoulli):
 
 
 @partial(jax.jit, static_argnames=("bernoulli",))
-def _mc_chunk(mean, cov, z, bernoulli):
-    # Σ_f = U diag(w) Uᵀ; R = U √w (rounding can leave tiny negative w).
+def _mc_chunk(mean, cov, scale, z, bernoulli):
+    # Σ_f = scale² U diag(w) Uᵀ; R = scale U √w (rounding can leave tiny
+    # negative w). The scale keeps the float32 eigenproblem from overflowing.
     w, U = jnp.linalg.eigh(cov)
-    R = U * jnp.sqrt(jnp.clip(w, 0.0))[:, None, :]
+    R = U * (scale[:, None, None] * jnp.sqrt(jnp.clip(w, 0.0))[:, None, :])
     f = mean[:, None, :] + jnp.einsum("sk,nlk->nsl", z, R)  # (n, samples, outputs)
     if bernoulli:
         logp = jnp.stack([jax.nn.log_sigmoid(-f[..., 0]), jax.nn.log_sigmoid(f[..., 0])], -1)
@@ -339,10 +345,15 @@ def mc_log_proba(mean, cov, n_samples, key, bernoulli):
     for start in range(0, n, chunk):
         m = np.zeros((chunk, k), np.float32)
         c = np.zeros((chunk, k, k), np.float32)
+        r = np.ones(chunk, np.float32)
         size = min(chunk, n - start)
+        part = np.asarray(cov[start : start + size], np.float64)
+        sd = np.sqrt(np.max(np.abs(part), axis=(1, 2)))
+        sd = np.where(sd > 0, sd, 1.0)
         m[:size] = mean[start : start + size]
-        c[:size] = cov[start : start + size]
-        out.append(np.asarray(_mc_chunk(m, c, z, bernoulli), np.float64)[:size])
+        c[:size] = part / sd[:, None, None] ** 2
+        r[:size] = sd
+        out.append(np.asarray(_mc_chunk(m, c, r, z, bernoulli), np.float64)[:size])
     if not out:
         return np.zeros((0, 2 if bernoulli else k))
     logp = np.concatenate(out)
