@@ -22,8 +22,8 @@ approximation for one logit); by the same approximation applied to every
 pairwise difference f_k − f_j with its own variance (the mean-field
 approximation of Lu, Ie and Sha, 2020: it sees the covariance of the
 logits, so a shift common to all of them, which the softmax ignores, does
-not flatten it); or by Monte Carlo over the logits. For a network without hidden layers (softmax or
-logistic regression) the linearisation is exact.
+not flatten it); or by Monte Carlo over the logits. For a network without
+hidden layers (softmax or logistic regression) the linearisation is exact.
 
 Σ is kept as square roots S with Σ = S Sᵀ, block by block: one dense block
 for the full structure, one per layer for the Kronecker one (the exact
