@@ -7,15 +7,152 @@ measured at its solution θ*_i; they differ only in C_i.
 
 from numbers import Real
 
+import jax
 import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _likelihoods
 from ._base import BaseSequentialClassifier
 from ._consolidation import OnlineEWC, PathIntegral, Quadratic
 from ._consolidation.curvature import KINDS, STRUCTURES
+from ._consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
 from ._docstrings import fill_doc
-from ._validation import Interval, StrOptions, positive_real, store_parameters
+from ._validation import (
+    Interval,
+    StrOptions,
+    positive_int,
+    positive_real,
+    store_parameters,
+)
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
+
+
+_PREDICTIVE_PARAMS = """
+    predictive : {"map", "probit", "mean_field", "mc"}, default="map"
+        How :meth:`predict_proba` (and so :meth:`predict`) turns θ into
+        probabilities. "map": the plug-in softmax of f(x; θ*_t). The
+        others: the linearised Laplace predictive, which integrates the
+        softmax over the Gaussian posterior N(θ*_t, (λ H_t)⁻¹) that the
+        penalty already stores (H_t = diag(prior) + Σ_i C_i, in the
+        chosen structure): the logits are f ~ N(f(x; θ*_t), J Σ Jᵀ) and
+        their softmax is integrated by the probit approximation
+        softmax(f* ⊙ κ), κ = 1/√(1 + π/8 · var) (laplace-torch's);
+        by that approximation applied to each pairwise difference
+        f_k − f_j with its own variance ("mean_field", which sees the
+        logits' covariance and is the more accurate); or by Monte Carlo.
+        ``decision_function`` then gives the predictive's log-odds or
+        log-probabilities. See the user guide, "How sure is it?".
+    n_predict_samples : int, default=1000
+        Samples of the logits averaged by ``predictive="mc"``, drawn from
+        ``random_state``: predictions are deterministic.
+"""
+
+
+def _fill_predictive(cls):
+    """Put the predictive's parameter docs where a docstring says ``{predictive}``."""
+    cls.__doc__ = cls.__doc__.replace("{predictive}", _PREDICTIVE_PARAMS.strip("\n"))
+    return cls
+
+
+class _LaplacePredictive:
+    """predict_proba from the quadratic stand-in's Gaussian posterior.
+
+    Mixed into the methods whose stand-in is a posterior precision (AQC,
+    EWC, online EWC).
+    """
+
+    _predictive_constraints = {
+        "predictive": [StrOptions(set(PREDICTIVES))],
+        "n_predict_samples": [positive_int],
+    }
+
+    def posterior_covariance(self):
+        """Σ = (λ H_t)⁻¹, the covariance of the Gaussian posterior the predictive uses.
+
+        H_t = diag(prior) + Σ_i C_i is the stand-in's matrix (``hessian_``
+        for the full structure, ``importance_`` on the diagonal for EWC);
+        Σ is block-diagonal for ``structure="kron"`` (one block per
+        layer) and diagonal for ``"diag"``. Built dense, for checks and
+        small networks.
+
+        Returns
+        -------
+        ndarray of shape (n_params, n_params), float64
+        """
+        check_is_fitted(self)
+        self._complete_fold()
+        return self._posterior_root().covariance(self.network_.n_params)
+
+    def _posterior_root(self):
+        return posterior_root(self.consolidation_, float(self.alpha),
+                              self.network_.layer_shapes)
+
+    def _predictive_log_proba(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        self._complete_fold()  # the same state an immediate fold gives
+        bernoulli = self.likelihood_ == _likelihoods.BERNOULLI
+        n_outputs = self.network_.n_outputs - self._unseen_output
+        # Its own stream of the estimator's seed: the training keys fold in
+        # task counts, this constant is none of them.
+        key = jax.random.fold_in(jax.random.PRNGKey(self._seed), 2**31 - 3)
+        return laplace_log_proba(
+            self.network_, n_outputs, bernoulli, self.theta_, self._posterior_root(), X,
+            self.predictive, int(self.n_predict_samples), key,
+        )
+
+    def decision_function(self, X):
+        """Scores that rank the classes as :meth:`predict_proba` does.
+
+        With ``predictive="map"`` the network's logits f(x; θ*_t);
+        otherwise the predictive's log-odds of ``classes_[1]`` (two
+        classes) or log-probabilities, so that ``predict``,
+        ``predict_proba`` and this agree on every sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        """
+        if self.predictive == "map":
+            return super().decision_function(X)
+        logp = self._predictive_log_proba(X)
+        return logp[:, 1] - logp[:, 0] if logp.shape[1] == 2 else logp
+
+    def predict_proba(self, X):
+        """Class probabilities: plug-in or Laplace predictive (``predictive``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; rows sum to one.
+        """
+        if self.predictive == "map":
+            return super().predict_proba(X)
+        return np.exp(self._predictive_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`, finite wherever it is.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        if self.predictive == "map":
+            return super().predict_log_proba(X)
+        return self._predictive_log_proba(X)
 
 
 class _QuadraticClassifier(BaseSequentialClassifier):
@@ -44,7 +181,8 @@ class _QuadraticClassifier(BaseSequentialClassifier):
 
 
 @fill_doc
-class AQCClassifier(_QuadraticClassifier):
+@_fill_predictive
+class AQCClassifier(_LaplacePredictive, _QuadraticClassifier):
     """Autodiff quadratic consolidation (AQC; paper, section II-B).
 
     After each task t the curvature of the task's NLL at its solution θ*_t
@@ -90,6 +228,7 @@ class AQCClassifier(_QuadraticClassifier):
         ``"diag"`` it is :class:`EWCClassifier`. Measured on Split MNIST's
         pixels (user guide, "Choosing the curvature"), where a confident
         network's summed curvature is small beside its prior.
+{predictive}
 {common}
 
     Attributes
@@ -129,6 +268,7 @@ class AQCClassifier(_QuadraticClassifier):
         "curvature": [StrOptions(set(KINDS))],
         "structure": [StrOptions(set(STRUCTURES))],
         "curvature_reduction": [StrOptions({"sum", "mean"})],
+        **_LaplacePredictive._predictive_constraints,
     }
 
     def __init__(
@@ -138,6 +278,8 @@ class AQCClassifier(_QuadraticClassifier):
         curvature="hessian",
         structure="full",
         curvature_reduction="sum",
+        predictive="map",
+        n_predict_samples=1000,
         hidden_layer_sizes=(),
         n_epochs=100,
         batch_size=16,
@@ -169,7 +311,8 @@ class AQCClassifier(_QuadraticClassifier):
 
 
 @fill_doc
-class EWCClassifier(_QuadraticClassifier):
+@_fill_predictive
+class EWCClassifier(_LaplacePredictive, _QuadraticClassifier):
     """Elastic weight consolidation with Huszár's single penalty.
 
     The curvature of each task is the diagonal of the Fisher information
@@ -190,6 +333,7 @@ class EWCClassifier(_QuadraticClassifier):
     alpha : float, default=1.0
         λ (paper's grid: 1, 10, 100, 1000, 10000); the paper's code's λ,
         which multiplies the mean Fisher.
+{predictive}
 {common}
 
     Attributes
@@ -213,6 +357,30 @@ class EWCClassifier(_QuadraticClassifier):
     >>> clf.importance_.shape  # one number per parameter, not n_params²
     (15,)
     """
+
+    _parameter_constraints = {
+        **_QuadraticClassifier._parameter_constraints,
+        **_LaplacePredictive._predictive_constraints,
+    }
+
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        predictive="map",
+        n_predict_samples=1000,
+        hidden_layer_sizes=(),
+        n_epochs=100,
+        batch_size=16,
+        learning_rate=0.01,
+        prior_precision=1.0,
+        class_weight=None,
+        random_state=None,
+        verbose=0,
+        grow_classes=False,
+        callback=None,
+    ):
+        store_parameters(self, locals())
 
     def _make_consolidation(self):
         return Quadratic(float(self.alpha), "ggn", "diag", "mean")
@@ -304,7 +472,8 @@ class SIClassifier(_QuadraticClassifier):
 
 
 @fill_doc
-class OnlineEWCClassifier(_QuadraticClassifier):
+@_fill_predictive
+class OnlineEWCClassifier(_LaplacePredictive, _QuadraticClassifier):
     """Online EWC: EWC whose old importances decay (Schwarz et al., 2018).
 
     As :class:`EWCClassifier` — the diagonal Fisher information at each
@@ -323,6 +492,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         λ, as for :class:`EWCClassifier` (it multiplies mean Fishers).
     decay : float, default=0.9
         γ ∈ (0, 1].
+{predictive}
 {common}
 
     Attributes
@@ -350,6 +520,7 @@ class OnlineEWCClassifier(_QuadraticClassifier):
     _parameter_constraints = {
         **_QuadraticClassifier._parameter_constraints,
         "decay": [Interval(Real, 0, 1, closed="right")],
+        **_LaplacePredictive._predictive_constraints,
     }
 
     def __init__(
@@ -357,6 +528,8 @@ class OnlineEWCClassifier(_QuadraticClassifier):
         alpha=1.0,
         decay=0.9,
         *,
+        predictive="map",
+        n_predict_samples=1000,
         hidden_layer_sizes=(),
         n_epochs=100,
         batch_size=16,
