@@ -21,20 +21,24 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._docstrings import fill_doc
+from ._exact.backend import BACKENDS
 from ._exact.gaussian import (
     SHRINKAGE_GRID,
     component_log_likelihoods,
     fit_gaussian,
     heldout_log_likelihood,
+    oas_shrinkage,
 )
 from ._exact.least_squares import (
     RELATIVE_ALPHA_GRID,
     alpha_scale,
     class_targets,
+    fit_from_spectrum,
     fit_ridge,
+    gcv_scores,
     heldout_squared_error,
+    ridge_spectrum,
 )
-from ._exact.backend import BACKENDS
 from ._exact.moments import coarsen, empty_moments, merge
 from ._exact.task import dask_task_moments, is_dask_array, task_moments
 from ._logging import show_skcl_logs
@@ -46,7 +50,14 @@ __all__ = ["GaussianDiscriminantClassifier", "LeastSquaresClassifier"]
 logger = logging.getLogger("skcl.estimators")
 
 class _ExactClassifier(SequentialClassifier):
-    """A task adds its moments; the classifier is solved from them in closed form."""
+    """A task adds its moments; the classifier is solved from them in closed form.
+
+    ``partial_fit`` only adds the task's moments: the solve (an
+    eigendecomposition, the hyperparameter's choice, the coefficients)
+    runs once, at the first use after the updates (a prediction, or
+    reading a fitted attribute it sets), so a stream of small chunks pays
+    one D³ solve, not one per chunk. ``fit`` solves at once.
+    """
 
     _parameter_constraints = {
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
@@ -59,6 +70,55 @@ class _ExactClassifier(SequentialClassifier):
     #: Whether each group's own scatter is kept (per-class covariances).
     _per_group_scatter = False
 
+    #: The fitted attributes the solve sets (absent from ``vars`` while
+    #: the moments have changed since the last solve).
+    _solved_attributes = ()
+
+    #: The hyperparameter whose value "heldout" chooses it on held-out rows.
+    _tuned = None
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails: a solved attribute missing
+        # after partial_fit is computed now, from the moments kept.
+        state = vars(self)
+        if name in type(self)._solved_attributes and "moments_" in state:
+            self._solve_now()
+            if name in state:
+                return state[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _solve_now(self):
+        """Run the solve on the moments kept and set the attributes it gives."""
+        tic = time.perf_counter()
+        fitted = self._solve(self.moments_, self.heldout_moments_)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.solve_time_ = time.perf_counter() - tic
+
+    def _holds_out(self):
+        """Whether the rule in use needs held-out rows."""
+        return getattr(self, self._tuned) == "heldout"
+
+    def fit(self, X, y, sample_weight=None):
+        """Forget everything and learn ``(X, y)`` as a single task, solved at once.
+
+        ``classes_`` become the labels present in ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        with self._transaction():
+            super().fit(X, y, sample_weight)
+            self._solve_now()
+        return self
+
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
         self._check_params()
         tic = time.perf_counter()
@@ -68,7 +128,9 @@ class _ExactClassifier(SequentialClassifier):
             X, y, classes, sample_weight, infer_classes=infer_classes
         )
         if first:
-            self._holdout_seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+            # Drawn only for the held-out rule: at the defaults nothing is random.
+            self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
+                                  if self._holds_out() else 0)
             self.n_tasks_seen_ = 0
             self.moments_ = self.heldout_moments_ = empty_moments(
                 self.n_features_in_, self._per_group_scatter
@@ -83,7 +145,8 @@ class _ExactClassifier(SequentialClassifier):
             self.classes_ = grown
         classes_ = self.classes_
         keys = [(self.n_tasks_seen_, label) for label in classes_.tolist()]
-        options = dict(fraction=float(self.validation_fraction), seed=self._holdout_seed,
+        fraction = float(self.validation_fraction) if self._holds_out() else 0.0
+        options = dict(fraction=fraction, seed=self._holdout_seed,
                        per_group_scatter=self._per_group_scatter)
         if dask:
             groups = y.map_blocks(lambda block: np.searchsorted(classes_, block), dtype=np.intp)
@@ -94,15 +157,16 @@ class _ExactClassifier(SequentialClassifier):
         moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
         if moments.total + heldout.total <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
-        fitted = self._solve(moments, heldout)
         record = {
             "task": self.n_tasks_seen_ + 1,
             "n_samples": int(X.shape[0]),
             "n_held_out": float(held.total),
             "time": time.perf_counter() - tic,
         }
-        for name, value in fitted.items():
-            setattr(self, name, value)
+        # The solved attributes are stale from here: dropped, and recomputed
+        # from the new moments at their first use (__getattr__).
+        for name in (*self._solved_attributes, "solve_time_"):
+            vars(self).pop(name, None)
         self.moments_, self.heldout_moments_ = moments, heldout
         self.history_ = [*getattr(self, "history_", []), record]
         self.n_tasks_seen_ += 1
@@ -250,10 +314,13 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
 
     _parameter_constraints = {
         **_ExactClassifier._parameter_constraints,
-        "shrinkage": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both")],
+        "shrinkage": [StrOptions({"auto", "heldout"}), Interval(Real, 0, 1, closed="both")],
         "covariance": [StrOptions({"shared", "per_class"})],
         "components": [StrOptions({"class", "task_class"})],
     }
+    _solved_attributes = ("gaussians_", "means_", "priors_", "component_classes_",
+                          "shrinkage_", "shrinkage_scores_")
+    _tuned = "shrinkage"
 
     def __init__(self, shrinkage="auto", *, covariance="shared", components="class",
                  validation_fraction=0.1, random_state=None, grow_classes=False, verbose=0,
@@ -271,14 +338,18 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
-        shrinkage, scores = self.shrinkage, None
+        components = self._components(merge(moments, heldout))
+        shrinkage, scores, target = self.shrinkage, None, None
         if shrinkage == "auto":
+            # OAS of the pooled correlation (rows about their own
+            # component's mean): every row, a closed form, nothing random.
+            shrinkage, target = oas_shrinkage(components.scatter, components.total)
+        elif shrinkage == "heldout":
             learned, held = self._components(moments), self._components(heldout)
             if learned.total > 0 and held.total > 0:
                 scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
             shrinkage = _choose(SHRINKAGE_GRID, scores, 0.01, "max")
-        components = self._components(merge(moments, heldout))
-        fit = fit_gaussian(components, float(shrinkage), shared)
+        fit = fit_gaussian(components, float(shrinkage), shared, target)
         labels = np.array([key[1] for key in components.keys], dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
@@ -401,8 +472,10 @@ class LeastSquaresClassifier(_ExactClassifier):
 
     _parameter_constraints = {
         **_ExactClassifier._parameter_constraints,
-        "alpha": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "alpha": [StrOptions({"auto", "heldout"}), Interval(Real, 0, None, closed="left")],
     }
+    _solved_attributes = ("coef_", "intercept_", "alpha_", "alpha_scores_")
+    _tuned = "alpha"
 
     def __init__(self, alpha="auto", *, validation_fraction=0.1, random_state=None,
                  grow_classes=False, verbose=0, backend="auto"):
@@ -419,15 +492,25 @@ class LeastSquaresClassifier(_ExactClassifier):
         everything, targets = self._by_class(merge(moments, heldout))
         alpha, scores = self.alpha, None
         if alpha == "auto":
-            learned, learned_targets = self._by_class(moments)
-            held, held_targets = self._by_class(heldout)
-            if learned.total > 0 and held.total > 0:
-                alphas = np.asarray(RELATIVE_ALPHA_GRID) * alpha_scale(learned, learned_targets)
-                scores = heldout_squared_error(learned, learned_targets, held, held_targets,
-                                               alphas)
-            relative = _choose(RELATIVE_ALPHA_GRID, scores, 1e-3, "min")
-            alpha = relative * alpha_scale(everything, targets)
-        fit = fit_ridge(everything, targets, float(alpha))
+            # GCV of every row, from the one eigendecomposition that also
+            # gives the coefficients.
+            spectrum = ridge_spectrum(everything, targets)
+            alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
+            scores = gcv_scores(spectrum, alphas)
+            alpha = _choose(alphas, scores, 1e-3 * spectrum.scale, "min")
+            fit = fit_from_spectrum(spectrum, float(alpha))
+        else:
+            if alpha == "heldout":
+                learned, learned_targets = self._by_class(moments)
+                held, held_targets = self._by_class(heldout)
+                if learned.total > 0 and held.total > 0:
+                    alphas = (np.asarray(RELATIVE_ALPHA_GRID)
+                              * alpha_scale(learned, learned_targets))
+                    scores = heldout_squared_error(learned, learned_targets, held,
+                                                   held_targets, alphas)
+                relative = _choose(RELATIVE_ALPHA_GRID, scores, 1e-3, "min")
+                alpha = relative * alpha_scale(everything, targets)
+            fit = fit_ridge(everything, targets, float(alpha))
         return {
             "coef_": fit.coef.T,
             "intercept_": fit.intercept,
