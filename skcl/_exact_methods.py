@@ -28,6 +28,7 @@ from ._exact.gaussian import (
     fit_gaussian,
     heldout_log_likelihood,
     oas_shrinkage,
+    tasks_apart,
 )
 from ._exact.least_squares import (
     RELATIVE_ALPHA_GRID,
@@ -94,6 +95,12 @@ class _ExactClassifier(SequentialClassifier):
         for name, value in fitted.items():
             setattr(self, name, value)
         self.solve_time_ = time.perf_counter() - tic
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Only the held-out rule draws anything (its rows' hash).
+        tags.non_deterministic = self._holds_out() and self.random_state is None
+        return tags
 
     def _holds_out(self):
         """Whether the rule in use needs held-out rows."""
@@ -253,27 +260,54 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
 
     Parameters
     ----------
-    shrinkage : "auto" or float in [0, 1], default="auto"
-        s in Σ(s) = (1 − s)·S/n + s·ν·I, ν = tr(S/n)/D: scikit-learn's
-        shrinkage of the covariance towards a multiple of the identity
-        (the posterior mean of Σ under an inverse-Wishart prior centred
-        there). "auto" picks s from ``skcl._exact.gaussian.SHRINKAGE_GRID``
-        by the exact log-likelihood of the held-out rows of every task so
-        far (``validation_fraction``), re-chosen after each task; 0.01 when
-        nothing is held out. Any s > 0 keeps Σ invertible when a task has
+    shrinkage : "auto", "heldout" or float in [0, 1], default="auto"
+        How far the covariance is shrunk. A float s gives
+        Σ(s) = (1 − s)·S/n + s·ν·I, ν = tr(S/n)/D: scikit-learn's
+        ``shrunk_covariance`` and its ``LinearDiscriminantAnalysis``
+        with a float ``shrinkage`` (the posterior mean of Σ under an
+        inverse-Wishart prior centred at ν·I). "auto" (the default)
+        shrinks the correlation instead, Σ = (1 − s)·S/n + s·diag(S/n),
+        with s the oracle approximating shrinkage (OAS, Chen et al.,
+        2010) of the pooled rows, a closed form in the sums
+        (``skcl._exact.gaussian.oas_shrinkage``): every row counts, no row
+        is held out, nothing is random, and no feature's unit decides it,
+        as with scikit-learn's LDA ``shrinkage="auto"``. "heldout" picks
+        s in Σ(s) from ``skcl._exact.gaussian.SHRINKAGE_GRID`` by the
+        exact log-likelihood of rows held out (``validation_fraction``,
+        ``random_state``). Any s > 0 keeps Σ invertible when there are
         fewer rows than features.
     covariance : {"shared", "per_class"}, default="shared"
         One covariance for all components (linear boundaries, D² numbers
         kept) or one per component (quadratic boundaries, D² per
         component, which must then have rows of its own). Fixed by the
         first task.
-    components : {"class", "task_class"}, default="class"
-        One Gaussian per class, or one per (task, class) pair. The second
-        is for domain-incremental sequences, where a label (even digits)
-        is a mixture of the tasks' classes: a label's probability is then
-        the sum of its components' posteriors, and no task id is needed at
-        test time. Both are computed from the same statistics, so this may
+    components : {"auto", "class", "task_class"}, default="auto"
+        One Gaussian per class, or one per (task, class) pair, where a
+        task is one ``partial_fit`` call. The second is for
+        domain-incremental sequences, where a label (even digits) is a
+        mixture of the tasks' classes: a label's probability is then the
+        sum of its components' posteriors, and no task id is needed at
+        test time. "auto" keeps a class's tasks apart only when their
+        means differ beyond chance: when the between-task scatter T_c in
+        the OAS-shrunk covariance's metric exceeds (k_c − 1)·D·log n, the
+        Bayesian information criterion (``skcl._exact.gaussian.tasks_apart``).
+        On a class-incremental sequence each class has one task and
+        "auto" is "class"; on domain-incremental Split digits it is
+        "task_class" (97.0 % against 90.7 %); a stream of one
+        distribution cut into many calls keeps one component per class,
+        so the model is the one fit on all rows whatever the chunking.
+        All three are computed from the same statistics, so this may
         change between tasks.
+
+    Notes
+    -----
+    What stays invariant: the statistics are exact sums, so at the
+    defaults any order of the rows within a task, any split of a task into
+    chunks whose class means agree (as i.i.d. chunks do, by the criterion
+    above), and any order of the tasks give the same model up to rounding
+    (1e-8). A chunking that separates a class's inputs into very different
+    calls (a domain per call) is what "auto" keeps apart: then one
+    component per call and class, each call counting as a task.
 {exact}
 
     Attributes
@@ -290,11 +324,16 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
     shrinkage_ : float
         The s in use.
     shrinkage_scores_ : ndarray of shape (len(SHRINKAGE_GRID),) or None
-        Mean held-out log-likelihood of each s when ``shrinkage="auto"``
-        (NaN where nothing is held out).
+        Mean held-out log-likelihood of each s when
+        ``shrinkage="heldout"`` (NaN where nothing is held out).
+    solve_time_ : float
+        Seconds the last solve took.
     moments_, heldout_moments_ : GroupMoments
         The sums that stand for L_t: per (task, class) weight and mean,
-        and the pooled scatter, of the rows learned from and held out.
+        and the pooled scatter, of the rows learned from and held out
+        (none unless ``shrinkage="heldout"``). ``partial_fit`` only adds
+        to them; the solved attributes above are computed from them at
+        their first use after it.
     history_ : list of dict
         Per task: ``task``, ``n_samples``, ``n_held_out`` (weight) and
         ``time`` (seconds).
@@ -316,13 +355,13 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
         **_ExactClassifier._parameter_constraints,
         "shrinkage": [StrOptions({"auto", "heldout"}), Interval(Real, 0, 1, closed="both")],
         "covariance": [StrOptions({"shared", "per_class"})],
-        "components": [StrOptions({"class", "task_class"})],
+        "components": [StrOptions({"auto", "class", "task_class"})],
     }
     _solved_attributes = ("gaussians_", "means_", "priors_", "component_classes_",
                           "shrinkage_", "shrinkage_scores_")
     _tuned = "shrinkage"
 
-    def __init__(self, shrinkage="auto", *, covariance="shared", components="class",
+    def __init__(self, shrinkage="auto", *, covariance="shared", components="auto",
                  validation_fraction=0.1, random_state=None, grow_classes=False, verbose=0,
                  backend="auto"):
         store_parameters(self, locals())
@@ -331,21 +370,27 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
     def _per_group_scatter(self):
         return self.covariance == "per_class"
 
-    def _components(self, moments):
+    def _component_key(self, everything):
+        """A (task, class) group's component, decided on the moments of every row."""
         if self.components == "class":
-            return coarsen(moments, _any_task)
-        return moments
+            return _any_task
+        if self.components == "task_class":
+            return lambda key: key
+        apart = tasks_apart(everything)
+        return lambda key: key if key[1] in apart else _any_task(key)
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
-        components = self._components(merge(moments, heldout))
+        everything = merge(moments, heldout)
+        key = self._component_key(everything)
+        components = coarsen(everything, key)
         shrinkage, scores, target = self.shrinkage, None, None
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
             # component's mean): every row, a closed form, nothing random.
             shrinkage, target = oas_shrinkage(components.scatter, components.total)
         elif shrinkage == "heldout":
-            learned, held = self._components(moments), self._components(heldout)
+            learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0:
                 scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
             shrinkage = _choose(SHRINKAGE_GRID, scores, 0.01, "max")
@@ -432,14 +477,18 @@ class LeastSquaresClassifier(_ExactClassifier):
 
     Parameters
     ----------
-    alpha : "auto" or float >= 0, default="auto"
+    alpha : "auto", "heldout" or float >= 0, default="auto"
         α, the ridge strength (unpenalised intercept). "auto" picks
         α = c · tr(S)/D, c from
         ``skcl._exact.least_squares.RELATIVE_ALPHA_GRID`` (10⁻⁷ to 10,
-        relative to the mean eigenvalue of the centred scatter S), by the
-        exact squared error of the held-out rows of every task so far
-        (``validation_fraction``), re-chosen after each task; c = 10⁻³
-        when nothing is held out.
+        relative to the mean eigenvalue of the centred scatter S), by
+        generalised cross-validation of every row,
+        GCV(α) = n·RSS(α)/(n − tr H(α))², exact from the eigenvalues of S
+        (``skcl._exact.least_squares.gcv_scores``): no row held out,
+        nothing random; on all data of CI Split Iris, Wine and digits it
+        picks the α of scikit-learn's ``RidgeClassifierCV`` (leave-one-out)
+        on the same grid. "heldout" picks c by the exact squared error of
+        rows held out (``validation_fraction``, ``random_state``).
 {exact}
 
     Attributes
@@ -452,9 +501,14 @@ class LeastSquaresClassifier(_ExactClassifier):
     alpha_ : float
         The α in use.
     alpha_scores_ : ndarray of shape (len(RELATIVE_ALPHA_GRID),) or None
-        Mean held-out squared error of each relative α when
-        ``alpha="auto"``.
+        GCV(α) of each relative α when ``alpha="auto"``; the mean
+        held-out squared error when ``alpha="heldout"``.
+    solve_time_ : float
+        Seconds the last solve took.
     moments_, heldout_moments_ : GroupMoments
+        ``partial_fit`` only adds to them; ``coef_``, ``intercept_``,
+        ``alpha_`` and ``alpha_scores_`` are computed from them at their
+        first use after it (one solve, however many calls).
     history_ : list of dict
 
     Examples
