@@ -21,7 +21,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._docstrings import fill_doc
-from ._exact.backend import BACKENDS
+from ._exact import solve_jax
+from ._exact.backend import BACKENDS, resolve_backend
 from ._exact.gaussian import (
     SHRINKAGE_GRID,
     component_log_likelihoods,
@@ -101,6 +102,10 @@ class _ExactClassifier(SequentialClassifier):
         # Only the held-out rule draws anything (its rows' hash).
         tags.non_deterministic = self._holds_out() and self.random_state is None
         return tags
+
+    def _on_device(self):
+        """Whether the solve runs through JAX (``backend``)."""
+        return resolve_backend(self.backend) == "jax"
 
     def _holds_out(self):
         """Whether the rule in use needs held-out rows."""
@@ -394,7 +399,8 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
             if learned.total > 0 and held.total > 0:
                 scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
             shrinkage = _choose(SHRINKAGE_GRID, scores, 0.01, "max")
-        fit = fit_gaussian(components, float(shrinkage), shared, target)
+        eigh = solve_jax.eigh if self._on_device() else np.linalg.eigh
+        fit = fit_gaussian(components, float(shrinkage), shared, target, eigh)
         labels = np.array([key[1] for key in components.keys], dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
@@ -545,7 +551,12 @@ class LeastSquaresClassifier(_ExactClassifier):
     def _solve(self, moments, heldout):
         everything, targets = self._by_class(merge(moments, heldout))
         alpha, scores = self.alpha, None
-        if alpha == "auto":
+        device = self._on_device()
+        if alpha == "auto" and device:
+            fit, alpha, scores = solve_jax.ridge_gcv(
+                everything, targets, RELATIVE_ALPHA_GRID,
+                lambda alphas, scores, fallback: _choose(alphas, scores, fallback, "min"))
+        elif alpha == "auto":
             # GCV of every row, from the one eigendecomposition that also
             # gives the coefficients.
             spectrum = ridge_spectrum(everything, targets)
@@ -564,7 +575,8 @@ class LeastSquaresClassifier(_ExactClassifier):
                                                    held_targets, alphas)
                 relative = _choose(RELATIVE_ALPHA_GRID, scores, 1e-3, "min")
                 alpha = relative * alpha_scale(everything, targets)
-            fit = fit_ridge(everything, targets, float(alpha))
+            fit = (solve_jax.ridge_fixed if device else fit_ridge)(everything, targets,
+                                                                   float(alpha))
         return {
             "coef_": fit.coef.T,
             "intercept_": fit.intercept,

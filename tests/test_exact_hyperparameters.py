@@ -329,3 +329,53 @@ def test_auto_components_keep_tasks_apart_on_di_and_together_in_chunks_of_ci():
     X_test, _ = _stack(test)
     np.testing.assert_allclose(chunked.predict_proba(X_test), whole.predict_proba(X_test),
                                rtol=1e-8, atol=1e-8)
+
+
+# ------------------------------------------------------------ the JAX solve
+
+
+JAX_RTOL = 1e-9  # another eigensolver's rounding, well-conditioned problems
+
+
+@pytest.mark.parametrize("params", [{}, {"covariance": "per_class"}, {"shrinkage": 0.3},
+                                    {"shrinkage": "heldout", "random_state": 0}], ids=str)
+def test_the_gaussian_solve_through_jax_equals_numpys(params):
+    train, test, classes = SEQUENCES["wine"]
+    X_test, _ = _stack(test)
+    host = _learn(GaussianDiscriminantClassifier(backend="numpy", **params), train, classes)
+    jax = _learn(GaussianDiscriminantClassifier(backend="jax", **params), train, classes)
+    assert jax.shrinkage_ == pytest.approx(host.shrinkage_, rel=1e-12)
+    np.testing.assert_allclose(jax.predict_log_proba(X_test), host.predict_log_proba(X_test),
+                               rtol=JAX_RTOL, atol=JAX_RTOL)
+
+
+@pytest.mark.parametrize("alpha", ["auto", 0.5, "heldout"])
+@pytest.mark.parametrize("name", ["wine", "digits"])
+def test_the_ridge_solve_through_jax_equals_numpys(alpha, name):
+    train, test, classes = SEQUENCES[name]
+    X_test, _ = _stack(test)
+    host = _learn(LeastSquaresClassifier(alpha, backend="numpy", random_state=0), train, classes)
+    jax = _learn(LeastSquaresClassifier(alpha, backend="jax", random_state=0), train, classes)
+    assert jax.alpha_ == pytest.approx(host.alpha_, rel=1e-12)
+    if alpha == "auto":
+        np.testing.assert_allclose(jax.alpha_scores_, host.alpha_scores_, rtol=1e-8)
+    np.testing.assert_allclose(jax.decision_function(X_test), host.decision_function(X_test),
+                               rtol=JAX_RTOL, atol=JAX_RTOL)
+
+
+def test_the_jax_solve_equals_numpys_at_two_thousand_features_and_sets_no_global_x64():
+    import jax
+
+    rng = np.random.default_rng(5)
+    d, n = 2000, 6000
+    X = rng.standard_normal((n, d)) * np.linspace(0.5, 2, d)  # well conditioned
+    y = rng.integers(0, 10, n)
+    X[np.arange(n), y] += 3.0
+    host = LeastSquaresClassifier(backend="numpy").fit(X, y)
+    device = LeastSquaresClassifier(backend="jax").fit(X, y)
+    assert device.alpha_ == pytest.approx(host.alpha_, rel=1e-12)
+    np.testing.assert_allclose(device.coef_, host.coef_, rtol=JAX_RTOL,
+                               atol=JAX_RTOL * np.abs(host.coef_).max())
+    np.testing.assert_allclose(device.intercept_, host.intercept_, rtol=JAX_RTOL,
+                               atol=JAX_RTOL)
+    assert not jax.config.jax_enable_x64  # float64 was scoped to the solve

@@ -167,10 +167,10 @@ def tasks_apart(moments):
     return apart
 
 
-def _spectrum(scatter, n):
+def _spectrum(scatter, n, eigh=np.linalg.eigh):
     """Eigenvalues and eigenvectors of S/n, and ν = tr(S/n)/D."""
     covariance = scatter / n
-    values, vectors = np.linalg.eigh(covariance)
+    values, vectors = eigh(covariance)
     nu = float(np.trace(covariance)) / len(covariance)
     return np.clip(values, 0, None), vectors, (nu if nu > 0 else 1.0)
 
@@ -179,27 +179,28 @@ def _shrunk(values, nu, s):
     return np.maximum((1 - s) * values + s * nu, _EIGENVALUE_FLOOR * nu)
 
 
-def _spectra(moments, shared):
+def _spectra(moments, shared, eigh=np.linalg.eigh):
     """Per component (or once, shared): eigenvalues, eigenvectors and ν.
 
     ν is the pooled covariance's mean variance in both cases, so that a
     component with one row still shrinks towards the data's own scale.
     """
-    nu = _spectrum(moments.scatter, moments.total)[2] if not shared else None
     if shared:
-        return [_spectrum(moments.scatter, moments.total)]
-    return [(*_spectrum(S, n)[:2], nu) for S, n in zip(moments.group_scatter, moments.counts)]
+        return [_spectrum(moments.scatter, moments.total, eigh)]
+    nu = float(np.trace(moments.scatter)) / moments.total / moments.n_features or 1.0
+    return [(*_spectrum(S, n, eigh)[:2], nu)
+            for S, n in zip(moments.group_scatter, moments.counts)]
 
 
-def _towards(scatter, n, shrinkage, target):
+def _towards(scatter, n, shrinkage, target, eigh=np.linalg.eigh):
     """Eigenvalues and eigenvectors of (1 − s)·S/n + s·diag(target)."""
     covariance = (1 - shrinkage) * (scatter / n)
     covariance[np.diag_indices_from(covariance)] += shrinkage * target
-    values, vectors = np.linalg.eigh(covariance)
+    values, vectors = eigh(covariance)
     return np.maximum(values, _EIGENVALUE_FLOOR * float(target.mean())), vectors
 
 
-def fit_gaussian(moments, shrinkage, shared=True, target=None):
+def fit_gaussian(moments, shrinkage, shared=True, target=None, eigh=np.linalg.eigh):
     """The components of ``moments`` with covariance Σ(shrinkage).
 
     Parameters
@@ -213,20 +214,22 @@ def fit_gaussian(moments, shrinkage, shared=True, target=None):
         The diagonal covariance shrunk towards, Σ(s) = (1 − s)·S/n +
         s·diag(target) (per component, S and n its own, when not
         ``shared``); by default ν·I, ν = tr(S/n)/D of the pooled scatter.
+    eigh : callable, default=numpy.linalg.eigh
+        The symmetric eigensolver (:func:`.solve_jax.eigh` for the device).
 
     Returns
     -------
     GaussianFit
     """
     if target is None:
-        spectra = _spectra(moments, shared)
+        spectra = _spectra(moments, shared, eigh)
         values = np.array([_shrunk(v, nu, shrinkage) for v, _, nu in spectra])
         vectors = np.array([V for _, V, _ in spectra])
     else:
         target = np.asarray(target, dtype=np.float64)
         pairs = ([(moments.scatter, moments.total)] if shared
                  else list(zip(moments.group_scatter, moments.counts)))
-        spectra = [_towards(S, n, shrinkage, target) for S, n in pairs]
+        spectra = [_towards(S, n, shrinkage, target, eigh) for S, n in pairs]
         values = np.array([v for v, _ in spectra])
         vectors = np.array([V for _, V in spectra])
     if shared:
