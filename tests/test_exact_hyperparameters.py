@@ -18,8 +18,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
+from skcl._exact import least_squares
 from skcl._exact.gaussian import oas_shrinkage, tasks_apart
 from skcl._exact.least_squares import (
+    MAX_MEAN_LEVERAGE,
     RELATIVE_ALPHA_GRID,
     class_targets,
     gcv_scores,
@@ -112,14 +114,28 @@ def test_gcv_with_integer_weights_counts_repeated_rows():
         gcv_scores(ridge_spectrum(repeated, codes[list(repeated.keys)]), alphas), rtol=1e-10)
 
 
-def test_gcv_is_infinite_where_the_fit_has_as_many_parameters_as_rows():
+def test_gcv_with_more_features_than_rows_is_exact_and_capped_at_a_mean_leverage(monkeypatch):
+    # D ≥ rows: at a small α the rows are fitted almost exactly, and the
+    # residual must come from the cancellation-free form to match.
     rng = np.random.default_rng(2)
-    X, y = rng.standard_normal((5, 20)), np.array([0, 1, 0, 1, 1])
-    moments = _class_moments(X, y, np.ones(5))
-    spectrum = ridge_spectrum(moments, class_targets(2)[list(moments.keys)])
-    scores = gcv_scores(spectrum, [1e-3, 1.0])
-    assert np.isfinite(scores).all() and (scores > 0).all()
-    # Nothing but the intercept fits one row: n − tr H = 0.
+    X, y = rng.standard_normal((15, 40)), np.arange(15) % 3
+    codes = class_targets(3)
+    moments = _class_moments(X, y, np.ones(15))
+    spectrum = ridge_spectrum(moments, codes[list(moments.keys)])
+    alphas = np.array([1e-6, 1e-2, 1.0, 30.0, 1e3]) * spectrum.scale
+    scores = gcv_scores(spectrum, alphas)
+    leverage = np.array([1 + (spectrum.values / (spectrum.values + a)).sum() for a in alphas])
+    capped = leverage / 15 > MAX_MEAN_LEVERAGE
+    assert capped[0] and not capped[-1]
+    assert np.isinf(scores[capped]).all()
+    brute = [_brute_force_gcv(X, codes[y], np.ones(15), a) for a in alphas[~capped]]
+    np.testing.assert_allclose(scores[~capped], brute, rtol=1e-8)
+    # Uncapped, at every α (RSS of order α² at the smallest): still exact.
+    monkeypatch.setattr(least_squares, "MAX_MEAN_LEVERAGE", 1.0)
+    brute = [_brute_force_gcv(X, codes[y], np.ones(15), a) for a in alphas]
+    np.testing.assert_allclose(gcv_scores(spectrum, alphas), brute, rtol=1e-6)
+    monkeypatch.undo()
+    # Nothing but the intercept fits one row: every α is capped.
     one = _class_moments(X[:1], y[:1], np.ones(1))
     assert np.isinf(gcv_scores(ridge_spectrum(one, np.ones((1, 1))), [1.0])).all()
 

@@ -31,6 +31,16 @@ __all__ = ["RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID", "class_targets", 
 #: mean eigenvalue of S, so the grid fits features of any scale.
 RELATIVE_ALPHA_GRID = tuple(10.0 ** np.arange(-7, 1.5, 0.5))
 
+#: GCV scores only the α whose mean leverage tr H(α)/n is at most this.
+#: GCV stands each row's 1 − h_ii by their mean 1 − tr H/n; as tr H nears
+#: n (D ≥ rows, a tiny α: the rows fitted almost exactly) that mean nears
+#: 0 while the leverages still differ, and GCV falls towards 0 whatever
+#: leave-one-out says (its known undersmoothing). Measured on 2,000 random
+#: ReLU features of CI Split Iris and Wine (seeds 0–2): 88.9 and 99.1 %
+#: uncapped, 96.7 and 100 % with a cap anywhere in 0.5–0.9; CI and DI
+#: Split digits move by at most 0.2 points over that range.
+MAX_MEAN_LEVERAGE = 0.8
+
 
 class RidgeFit(NamedTuple):
     """The fitted linear map: decision = X @ coef + intercept.
@@ -173,8 +183,9 @@ def gcv_scores(spectrum, alphas):
     Returns
     -------
     ndarray of shape (n_alphas,)
-        GCV(α), lower is better; inf where tr H(α) ≥ n (as many
-        effective parameters as rows).
+        GCV(α), lower is better; inf where the mean leverage tr H(α)/n
+        exceeds ``MAX_MEAN_LEVERAGE`` (0.8), where GCV no longer stands
+        for leave-one-out.
     """
     return _gcv(np, spectrum.values, spectrum.projected, spectrum.total_squares, spectrum.n,
                 np.asarray(alphas, dtype=np.float64))
@@ -182,13 +193,28 @@ def gcv_scores(spectrum, alphas):
 
 def _gcv(xp, values, projected, total_squares, n, alphas):
     """:func:`gcv_scores` with the array module ``xp`` (numpy or jax.numpy)."""
-    power = (projected**2).sum(1)  # ‖c_j‖²
+    # Eigenvalues at rounding level are null directions (numpy's matrix_rank
+    # tolerance): C has no part there, and they add nothing to tr H.
+    positive = values > values.max() * len(values) * np.finfo(np.float64).eps
+    values = xp.where(positive, values, 0.0)
+    inverse = xp.where(positive, 1 / xp.where(positive, values, 1.0), 0.0)
+    power = (projected**2).sum(1) * positive  # ‖c_j‖²
     shrink = values[None, :] + alphas[:, None]  # λ_j + α
-    explained = ((values[None, :] + 2 * alphas[:, None]) / shrink**2) @ power
-    # Clipped: at a tiny α with D ≥ n the residual is at rounding level.
-    rss = xp.clip(total_squares - explained, 0, None)
+    # RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²: accurate while the
+    # residual is not small beside Σ‖r‖². When the rows are fitted exactly
+    # at α → 0 (D ≥ rows, the residual at 0 is Σ‖r‖² − Σ_j ‖c_j‖²/λ_j = 0),
+    # the same sum is Σ_j ‖c_j‖² α²/(λ_j (λ_j + α)²), free of cancellation:
+    # the first form would be rounding there and GCV would pick the
+    # smallest α.
+    residual_at_zero = total_squares - (power * inverse).sum()
+    exact_fit = residual_at_zero <= 1e-10 * total_squares
+    small = (alphas[:, None] ** 2 * inverse[None, :] / shrink**2) @ power
+    large = xp.clip(total_squares - ((values[None, :] + 2 * alphas[:, None]) / shrink**2)
+                    @ power, 0, None)
+    rss = xp.where(exact_fit, small, large)
     free = n - 1 - (values[None, :] / shrink).sum(1)  # n − tr H
-    return xp.where(free > 0, n * rss / xp.where(free > 0, free, 1) ** 2, xp.inf)
+    scored = free >= (1 - MAX_MEAN_LEVERAGE) * n
+    return xp.where(scored, n * rss / xp.where(scored, free, 1) ** 2, xp.inf)
 
 
 def alpha_scale(moments, targets):
