@@ -30,7 +30,7 @@ import numpy as np
 __all__ = ["GaussianFit", "SHRINKAGE_GRID", "fit_gaussian", "heldout_log_likelihood",
            "component_log_likelihoods", "oas_shrinkage", "tasks_apart"]
 
-#: The values of s that ``shrinkage="auto"`` chooses among.
+#: The values of s that ``shrinkage="heldout"`` chooses among.
 SHRINKAGE_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
 
 # Eigenvalues of Σ(s) below this fraction of ν are raised to it: s = 0 with

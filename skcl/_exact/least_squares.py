@@ -27,7 +27,7 @@ import numpy as np
 __all__ = ["RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID", "class_targets", "fit_ridge",
            "gcv_scores", "heldout_squared_error", "ridge_spectrum"]
 
-#: ``alpha="auto"`` chooses α = c · tr(S)/D among these c: relative to the
+#: ``alpha="auto"`` (GCV) and "heldout" choose α = c · tr(S)/D among these c: relative to the
 #: mean eigenvalue of S, so the grid fits features of any scale.
 RELATIVE_ALPHA_GRID = tuple(10.0 ** np.arange(-7, 1.5, 0.5))
 
