@@ -5,7 +5,7 @@ Every row learns the training sequence one task at a time with
 methods run at their defaults too, with the column's training settings
 (softmax regression, the paper's learning rate, epochs and batch size).
 Prints the test final average accuracy (%), mean ± sample sd over seeds
-(the seed draws the exact family's held-out rows, SGD's order, and the
+(the seed draws the random features, SGD's order, and the
 paper methods' initialisation and minibatches), as the markdown table of
 the docs' "When the recursion is exact" page, with the versions that
 produced it.
