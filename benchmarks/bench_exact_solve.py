@@ -5,7 +5,7 @@ Two tables, one run:
 1. **Solve when needed.** ``LeastSquaresClassifier`` (10 classes, D
    features) learns ``--chunks`` chunks of ``--rows`` rows with
    ``partial_fit`` and then predicts: *after*, the solve runs once at the
-   first prediction; *before*, the eager rule of skcl ≤ 0.x (a solve after
+   first prediction; *before*, the former eager rule (a solve after
    every ``partial_fit``), reproduced by reading ``coef_`` after each call
    and timed on the first ``--eager-chunks`` chunks, the total then
    extrapolated to all chunks (marked so) unless it is all of them;
