@@ -76,16 +76,18 @@ _VARIATIONAL_PARAMS = """
 
 _EXACT_PARAMS = """
     validation_fraction : float in [0, 1), default=0.1
-        Share of each task's rows held out *as statistics only* (their
-        moments, never the rows) to choose the hyperparameter marked
-        "auto" by the exact held-out score over every task seen so far.
-        Which rows is a seeded hash of each row's values, so any split of
-        the same data into tasks and chunks holds out the same rows. After
-        the choice the held-out moments join the others: predictions use
-        every row. 0 holds out nothing ("auto" then takes a fixed value).
+        Used only by the hyperparameter value "heldout": the share of each
+        task's rows held out *as statistics only* (their moments, never
+        the rows) to choose it by the exact held-out score over every task
+        seen so far. Which rows is a seeded hash of each row's values, so
+        any split of the same data into tasks and chunks holds out the
+        same rows. After the choice the held-out moments join the others:
+        predictions use every row. 0 holds out nothing ("heldout" then
+        takes a fixed value).
     random_state : int, RandomState instance or None, default=None
-        Seeds the hash that picks the held-out rows (nothing else is
-        random). An int gives identical results run to run. The update
+        Used only by "heldout": seeds the hash that picks the held-out
+        rows. At the defaults nothing is random and it changes nothing.
+        An int gives identical results run to run. The update
         shares a large task among as many threads as BLAS may use (BLAS
         itself limited to one thread meanwhile); another thread count
         moves the sums by rounding, about 1e-13 relative.

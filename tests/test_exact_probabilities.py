@@ -21,9 +21,9 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
-from skcl._exact.gaussian import fit_gaussian
+from skcl._exact.gaussian import fit_gaussian, oas_coefficient
 from skcl._exact.moments import GroupMoments
-from skcl._exact.predictive import oas_shrinkage, student_t_log_likelihoods
+from skcl._exact.predictive import student_t_log_likelihoods
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 
 
@@ -79,7 +79,7 @@ def test_oas_shrinkage_is_scikit_learns():
     rows = rng.standard_normal((40, 3)) @ np.array([[2.0, 0, 0], [0.5, 1, 0], [0, 0, 0.1]])
     rows -= rows.mean(0)
     expected = OAS(assume_centered=True).fit(rows).shrinkage_
-    assert oas_shrinkage(rows.T @ rows / len(rows), len(rows)) == pytest.approx(expected)
+    assert oas_coefficient(rows.T @ rows / len(rows), len(rows)) == pytest.approx(expected)
 
 
 def test_two_class_discriminant_is_lda_on_the_one_score():
@@ -220,7 +220,7 @@ def _ours(X, y, s, shared, X_eval):
     means, _, counts, _, W, scatters, _ = _two_pass_fit(X, y, s, shared)
     moments = GroupMoments((0, 1), counts, means, W, np.array(scatters))
     fit = fit_gaussian(moments, s, shared)
-    return student_t_log_likelihoods(fit, moments, s, X_eval)
+    return student_t_log_likelihoods(fit, s, X_eval)
 
 
 @pytest.mark.parametrize("shared", [True, False])

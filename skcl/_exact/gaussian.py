@@ -13,8 +13,14 @@ inverse-Wishart prior centred at ν·I that weighs s/(1 − s)·n pseudo-rows.
 For D larger than a task's rows (512-d features, two classes a task) any
 s > 0 keeps Σ invertible.
 
-One eigendecomposition of S/n gives Σ(s) for every s at once, so the exact
-held-out log-likelihood of a whole grid of s costs one D³ factorisation.
+The default is the oracle approximating shrinkage (OAS) of Chen, Wiesel,
+Eldar and Hero (2010) of the correlation matrix, towards the diagonal of
+S/n, Σ = (1 − s)·S/n + s·diag(S/n), s a closed form in the traces of the
+correlation and of its square (:func:`oas_shrinkage`): it uses every row,
+holds none out, and depends on the sums only, so it adds exactly task by
+task. As an option, one eigendecomposition of S/n gives
+Σ(s) for every s at once, so the exact held-out log-likelihood of a whole
+grid of s costs one D³ factorisation (:func:`heldout_log_likelihood`).
 """
 
 from typing import NamedTuple
@@ -22,9 +28,10 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["GaussianFit", "SHRINKAGE_GRID", "fit_gaussian", "heldout_log_likelihood",
-           "component_log_likelihoods"]
+           "component_log_likelihoods", "oas_coefficient", "oas_shrinkage",
+           "squared_distances", "tasks_apart"]
 
-#: The values of s that ``shrinkage="auto"`` chooses among.
+#: The values of s that ``shrinkage="heldout"`` chooses among.
 SHRINKAGE_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
 
 # Eigenvalues of Σ(s) below this fraction of ν are raised to it: s = 0 with
@@ -39,6 +46,8 @@ class GaussianFit(NamedTuple):
     Attributes
     ----------
     keys : tuple, length n_components
+    counts : ndarray of shape (n_components,)
+        n_g, each component's weight of rows.
     log_priors : ndarray of shape (n_components,)
         log π_g, π_g = n_g / n.
     means : ndarray of shape (n_components, n_features)
@@ -52,6 +61,7 @@ class GaussianFit(NamedTuple):
     """
 
     keys: tuple
+    counts: np.ndarray
     log_priors: np.ndarray
     means: np.ndarray
     center: np.ndarray
@@ -63,10 +73,132 @@ class GaussianFit(NamedTuple):
         return self.eigenvalues.ndim == 1
 
 
-def _spectrum(scatter, n):
+def oas_coefficient(covariance, n):
+    """The oracle approximating shrinkage of a covariance estimated from n rows.
+
+    With a = ‖Σ‖²_F/p² and m = tr(Σ)/p,
+    ρ = min(1, (a + m²) / ((n + 1)(a − m²/p))): scikit-learn's ``OAS``
+    (its formula since 1.3), from the covariance alone; the shrunk
+    covariance is (1 − ρ)Σ + ρ·m·I. One dimension (p = 1) gives ρ = 1,
+    which changes nothing there.
+
+    Parameters
+    ----------
+    covariance : ndarray of shape (p, p)
+    n : float
+        The rows (total weight) it was estimated from.
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    p = len(covariance)
+    a = float(np.mean(covariance**2))
+    m = float(np.trace(covariance)) / p
+    denominator = (n + 1) * (a - m**2 / p)
+    if denominator <= 0:  # a multiple of the identity already (or nothing)
+        return 1.0
+    return float(min((a + m**2) / denominator, 1.0))
+
+
+def oas_shrinkage(scatter, n):
+    """The oracle approximating shrinkage of the correlation of S/n, and its target.
+
+    The covariance Ŝ = S/n is standardised, R = Ŝ_jk / (σ_j σ_k) with
+    σ_j² = Ŝ_jj (σ_j = 1 where Ŝ_jj = 0, as scikit-learn's
+    ``StandardScaler``), so that no feature's unit decides the shrinkage;
+    with μ = tr(R)/D and a = ‖R‖²_F/D² (the mean squared entry),
+
+        s = min(1, (a + μ²) / ((n + 1)(a − μ²/D))),
+
+    scikit-learn's ``OAS`` of the standardised rows, from the scatter
+    alone: Chen et al. (2010), eq. 23, as scikit-learn writes it. R is
+    shrunk towards I, hence Ŝ towards its diagonal, as scikit-learn's
+    ``LinearDiscriminantAnalysis(shrinkage="auto")`` does (with
+    Ledoit–Wolf, which needs fourth moments of the rows that the sums do
+    not keep). For the pooled within-group scatter W it is the OAS of the
+    rows each centred on its group's mean, n their total weight.
+
+    Parameters
+    ----------
+    scatter : ndarray of shape (n_features, n_features)
+        S, a (weighted) scatter about the means.
+    n : float
+        The rows' total weight.
+
+    Returns
+    -------
+    shrinkage : float in [0, 1]
+        s; 1 when every entry of S is zero.
+    target : ndarray of shape (n_features,)
+        The diagonal of the covariance shrunk towards: Ŝ_jj, or where it is
+        0 the mean of the positive ones (1 if none), so that a feature
+        constant in training keeps a finite, data-scaled variance.
+    """
+    covariance = scatter / n
+    variances = np.clip(np.diag(covariance), 0, None)
+    sigma = np.sqrt(np.where(variances > 0, variances, 1.0))
+    correlation = covariance / sigma[:, None] / sigma[None, :]
+    shrinkage = oas_coefficient(correlation, n)
+    positive = variances[variances > 0]
+    fill = float(positive.mean()) if len(positive) else 1.0
+    return shrinkage, np.where(variances > 0, variances, fill)
+
+
+def tasks_apart(moments):
+    """The classes whose tasks' means differ: one component per (task, class) for them.
+
+    For a class c seen in k_c > 1 tasks, with δ_g the distance of task
+    group g's mean from the class mean and Σ the OAS-shrunk pooled
+    covariance of the (task, class) groups (:func:`oas_shrinkage`),
+
+        T_c = Σ_{g∈c} n_g δ_gᵀ Σ⁻¹ δ_g
+
+    is the between-task part of the class's scatter in Σ's metric (Hotelling's
+    statistic, about χ² with (k_c − 1)·D degrees of freedom when the tasks
+    draw the class from one distribution). The class keeps its tasks apart
+    when T_c > (k_c − 1)·D·log n: when the Bayesian information criterion
+    of one Gaussian per (task, class) beats one per class, the likelihood
+    gain T_c/2 above the cost of the (k_c − 1)·D extra means, ½ log n each.
+    Chunks of one distribution (a stream cut into calls) fall far below
+    (T_c ≈ (k_c − 1)·D), a domain-incremental label made of different
+    inputs in each task (a digit's parity) far above.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        Keyed by (task, class).
+
+    Returns
+    -------
+    set
+        The classes to keep per task.
+    """
+    labels = [key[1] for key in moments.keys]
+    per_label = {}
+    for g, label in enumerate(labels):
+        per_label.setdefault(label, []).append(g)
+    several = {label: groups for label, groups in per_label.items() if len(groups) > 1}
+    if not several:
+        return set()
+    n, d = moments.total, moments.n_features
+    shrinkage, target = oas_shrinkage(moments.scatter, n)
+    covariance = (1 - shrinkage) * (moments.scatter / n)
+    covariance[np.diag_indices_from(covariance)] += shrinkage * target
+    apart = set()
+    for label, groups in several.items():
+        counts, means = moments.counts[groups], moments.means[groups]
+        delta = means - counts @ means / counts.sum()
+        statistic = float(np.sum(counts * np.linalg.solve(covariance, delta.T) * delta.T))
+        if statistic > (len(groups) - 1) * d * np.log(max(n, np.e)):
+            apart.add(label)
+    return apart
+
+
+def _spectrum(scatter, n, eigh=np.linalg.eigh):
     """Eigenvalues and eigenvectors of S/n, and ν = tr(S/n)/D."""
     covariance = scatter / n
-    values, vectors = np.linalg.eigh(covariance)
+    values, vectors = eigh(covariance)
     nu = float(np.trace(covariance)) / len(covariance)
     return np.clip(values, 0, None), vectors, (nu if nu > 0 else 1.0)
 
@@ -75,19 +207,28 @@ def _shrunk(values, nu, s):
     return np.maximum((1 - s) * values + s * nu, _EIGENVALUE_FLOOR * nu)
 
 
-def _spectra(moments, shared):
+def _spectra(moments, shared, eigh=np.linalg.eigh):
     """Per component (or once, shared): eigenvalues, eigenvectors and ν.
 
     ν is the pooled covariance's mean variance in both cases, so that a
     component with one row still shrinks towards the data's own scale.
     """
-    nu = _spectrum(moments.scatter, moments.total)[2] if not shared else None
     if shared:
-        return [_spectrum(moments.scatter, moments.total)]
-    return [(*_spectrum(S, n)[:2], nu) for S, n in zip(moments.group_scatter, moments.counts)]
+        return [_spectrum(moments.scatter, moments.total, eigh)]
+    nu = float(np.trace(moments.scatter)) / moments.total / moments.n_features or 1.0
+    return [(*_spectrum(S, n, eigh)[:2], nu)
+            for S, n in zip(moments.group_scatter, moments.counts)]
 
 
-def fit_gaussian(moments, shrinkage, shared=True):
+def _towards(scatter, n, shrinkage, target, eigh=np.linalg.eigh):
+    """Eigenvalues and eigenvectors of (1 − s)·S/n + s·diag(target)."""
+    covariance = (1 - shrinkage) * (scatter / n)
+    covariance[np.diag_indices_from(covariance)] += shrinkage * target
+    values, vectors = eigh(covariance)
+    return np.maximum(values, _EIGENVALUE_FLOOR * float(target.mean())), vectors
+
+
+def fit_gaussian(moments, shrinkage, shared=True, target=None, eigh=np.linalg.eigh):
     """The components of ``moments`` with covariance Σ(shrinkage).
 
     Parameters
@@ -97,19 +238,33 @@ def fit_gaussian(moments, shrinkage, shared=True):
         ``shared``.
     shrinkage : float in [0, 1]
     shared : bool, default=True
+    target : ndarray of shape (n_features,), optional
+        The diagonal covariance shrunk towards, Σ(s) = (1 − s)·S/n +
+        s·diag(target) (per component, S and n its own, when not
+        ``shared``); by default ν·I, ν = tr(S/n)/D of the pooled scatter.
+    eigh : callable, default=numpy.linalg.eigh
+        The symmetric eigensolver (:func:`.solve_jax.eigh` for the device).
 
     Returns
     -------
     GaussianFit
     """
-    spectra = _spectra(moments, shared)
-    values = np.array([_shrunk(v, nu, shrinkage) for v, _, nu in spectra])
-    vectors = np.array([V for _, V, _ in spectra])
+    if target is None:
+        spectra = _spectra(moments, shared, eigh)
+        values = np.array([_shrunk(v, nu, shrinkage) for v, _, nu in spectra])
+        vectors = np.array([V for _, V, _ in spectra])
+    else:
+        target = np.asarray(target, dtype=np.float64)
+        pairs = ([(moments.scatter, moments.total)] if shared
+                 else list(zip(moments.group_scatter, moments.counts)))
+        spectra = [_towards(S, n, shrinkage, target, eigh) for S, n in pairs]
+        values = np.array([v for v, _ in spectra])
+        vectors = np.array([V for _, V in spectra])
     if shared:
         values, vectors = values[0], vectors[0]
     center = moments.counts @ moments.means / moments.total
-    return GaussianFit(moments.keys, np.log(moments.counts / moments.total), moments.means,
-                       center, values, vectors)
+    return GaussianFit(moments.keys, moments.counts, np.log(moments.counts / moments.total),
+                       moments.means, center, values, vectors)
 
 
 def component_log_likelihoods(fit, X):
@@ -124,20 +279,35 @@ def component_log_likelihoods(fit, X):
     -------
     ndarray of shape (n_samples, n_components)
     """
+    d = fit.means.shape[1]
+    log_det = np.log(fit.eigenvalues).sum(axis=-1)
+    return fit.log_priors - 0.5 * (squared_distances(fit, X) + log_det + d * _LOG_2PI)
+
+
+def squared_distances(fit, X):
+    """(x − μ_g)ᵀ Σ_g⁻¹ (x − μ_g) for every row and component.
+
+    Parameters
+    ----------
+    fit : GaussianFit
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_components)
+    """
     X = np.asarray(X, dtype=np.float64) - fit.center
     means = fit.means - fit.center
-    d = X.shape[1]
     if fit.shared:
         # x and μ_g rotated into Σ's eigenbasis and whitened: one GEMM.
         scale = 1 / np.sqrt(fit.eigenvalues)
         Z, M = (X @ fit.eigenvectors) * scale, (means @ fit.eigenvectors) * scale
         squared = (Z**2).sum(1)[:, None] - 2 * Z @ M.T + (M**2).sum(1)[None, :]
-        log_det = np.log(fit.eigenvalues).sum()
-        return fit.log_priors - 0.5 * (squared + log_det + d * _LOG_2PI)
+        # Cancellation can leave −1e-12 where the distance is 0.
+        return np.maximum(squared, 0)
     out = np.empty((len(X), len(means)))
     for g, (values, vectors) in enumerate(zip(fit.eigenvalues, fit.eigenvectors)):
-        Z = ((X - means[g]) @ vectors) / np.sqrt(values)
-        out[:, g] = fit.log_priors[g] - 0.5 * ((Z**2).sum(1) + np.log(values).sum() + d * _LOG_2PI)
+        out[:, g] = ((((X - means[g]) @ vectors) / np.sqrt(values)) ** 2).sum(1)
     return out
 
 

@@ -13,20 +13,33 @@ intercept is not penalised). The loss is quadratic in (B, b), so the
 moments *are* the previous loss, and AQC's quadratic stand-in of it is
 exact: AQC with a Gaussian likelihood on a fixed linear model is this.
 
-One eigendecomposition of S gives B(α) for every α, and the exact squared
-error of held-out rows for a whole grid of α.
+One eigendecomposition S = V diag(λ) Vᵀ gives B(α) = V diag(1/(λ+α)) VᵀC
+for every α, and with it, for a whole grid of α, the generalised
+cross-validation score of all the rows (:func:`gcv_scores`, the default
+rule, needing no row held out) and the exact squared error of held-out
+rows (:func:`heldout_squared_error`, the rule kept as an option).
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["RidgeFit", "RELATIVE_ALPHA_GRID", "class_targets", "fit_ridge",
-           "heldout_squared_error"]
+__all__ = ["RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID", "class_targets", "fit_ridge",
+           "gcv_scores", "heldout_squared_error", "ridge_spectrum"]
 
-#: ``alpha="auto"`` chooses α = c · tr(S)/D among these c: relative to the
+#: ``alpha="auto"`` (GCV) and "heldout" choose α = c · tr(S)/D among these c: relative to the
 #: mean eigenvalue of S, so the grid fits features of any scale.
 RELATIVE_ALPHA_GRID = tuple(10.0 ** np.arange(-7, 1.5, 0.5))
+
+#: GCV scores only the α whose mean leverage tr H(α)/n is at most this.
+#: GCV stands each row's 1 − h_ii by their mean 1 − tr H/n; as tr H nears
+#: n (D ≥ rows, a tiny α: the rows fitted almost exactly) that mean nears
+#: 0 while the leverages still differ, and GCV falls towards 0 whatever
+#: leave-one-out says (its known undersmoothing). Measured on 2,000 random
+#: ReLU features of CI Split Iris and Wine (seeds 0–2): 88.9 and 99.1 %
+#: uncapped, 96.7 and 100 % with a cap anywhere in 0.5–0.9; CI and DI
+#: Split digits move by at most 0.2 points over that range.
+MAX_MEAN_LEVERAGE = 0.8
 
 
 class RidgeFit(NamedTuple):
@@ -86,6 +99,122 @@ def fit_ridge(moments, targets, alpha):
     S[np.diag_indices_from(S)] += alpha
     coef = np.linalg.solve(S, C)
     return RidgeFit(coef, t_bar - x_bar @ coef)
+
+
+class RidgeSpectrum(NamedTuple):
+    """The ridge problem of some class moments in S's eigenbasis.
+
+    Attributes
+    ----------
+    x_bar : ndarray of shape (n_features,)
+    t_bar : ndarray of shape (n_targets,)
+    values : ndarray of shape (n_features,)
+        λ_j, the eigenvalues of the centred scatter S (clipped at 0).
+    vectors : ndarray of shape (n_features, n_features)
+        V, its eigenvectors (columns).
+    projected : ndarray of shape (n_features, n_targets)
+        VᵀC, the cross-scatter in the eigenbasis.
+    total_squares : float
+        Σ_i w_i ‖t_i − t̄‖², the residual sum of squares of the intercept alone.
+    n : float
+        Σ_i w_i, the rows' total weight.
+    """
+
+    x_bar: np.ndarray
+    t_bar: np.ndarray
+    values: np.ndarray
+    vectors: np.ndarray
+    projected: np.ndarray
+    total_squares: float
+    n: float
+
+    @property
+    def scale(self):
+        """tr(S)/D = mean λ_j, the unit of ``RELATIVE_ALPHA_GRID`` (1 when S = 0)."""
+        return float(self.values.mean()) or 1.0
+
+
+def ridge_spectrum(moments, targets):
+    """One eigendecomposition of S, and what every α's fit and score need.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        One group per class.
+    targets : ndarray of shape (n_groups, n_targets)
+
+    Returns
+    -------
+    RidgeSpectrum
+    """
+    x_bar, t_bar, S, C = _centred(moments, targets)
+    values, vectors = np.linalg.eigh(S)
+    total_squares = float(moments.counts @ ((targets - t_bar) ** 2).sum(1))
+    return RidgeSpectrum(x_bar, t_bar, np.clip(values, 0, None), vectors, vectors.T @ C,
+                         total_squares, moments.total)
+
+
+def fit_from_spectrum(spectrum, alpha):
+    """The ridge fit at α > 0 from :func:`ridge_spectrum`: B = V diag(1/(λ+α)) VᵀC."""
+    coef = spectrum.vectors @ (spectrum.projected / (spectrum.values + alpha)[:, None])
+    return RidgeFit(coef, spectrum.t_bar - spectrum.x_bar @ coef)
+
+
+def gcv_scores(spectrum, alphas):
+    """Generalised cross-validation of every row, for each α.
+
+    GCV(α) = n · RSS(α) / (n − tr H(α))² (Golub, Heath and Wahba, 1979),
+    the rotation-invariant form of leave-one-out: H(α) is the hat matrix
+    of the fit with its unpenalised intercept, tr H = 1 + Σ_j λ_j/(λ_j+α),
+    and with c_j the rows of VᵀC,
+
+        RSS(α) = Σ_i w_i ‖t_i − t̄ − Bᵀ(x_i − x̄)‖² = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²,
+
+    summed over the targets (one α for all). Both need only the
+    eigenvalues and VᵀC: each α costs O(D·n_targets). With weights, n is
+    their sum, so an integer weight counts as that many copies of a row.
+
+    Parameters
+    ----------
+    spectrum : RidgeSpectrum
+    alphas : array-like of shape (n_alphas,)
+        α > 0.
+
+    Returns
+    -------
+    ndarray of shape (n_alphas,)
+        GCV(α), lower is better; inf where the mean leverage tr H(α)/n
+        exceeds ``MAX_MEAN_LEVERAGE`` (0.8), where GCV no longer stands
+        for leave-one-out.
+    """
+    return _gcv(np, spectrum.values, spectrum.projected, spectrum.total_squares, spectrum.n,
+                np.asarray(alphas, dtype=np.float64))
+
+
+def _gcv(xp, values, projected, total_squares, n, alphas):
+    """:func:`gcv_scores` with the array module ``xp`` (numpy or jax.numpy)."""
+    # Eigenvalues at rounding level are null directions (numpy's matrix_rank
+    # tolerance): C has no part there, and they add nothing to tr H.
+    positive = values > values.max() * len(values) * np.finfo(np.float64).eps
+    values = xp.where(positive, values, 0.0)
+    inverse = xp.where(positive, 1 / xp.where(positive, values, 1.0), 0.0)
+    power = (projected**2).sum(1) * positive  # ‖c_j‖²
+    shrink = values[None, :] + alphas[:, None]  # λ_j + α
+    # RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²: accurate while the
+    # residual is not small beside Σ‖r‖². When the rows are fitted exactly
+    # at α → 0 (D ≥ rows, the residual at 0 is Σ‖r‖² − Σ_j ‖c_j‖²/λ_j = 0),
+    # the same sum is Σ_j ‖c_j‖² α²/(λ_j (λ_j + α)²), free of cancellation:
+    # the first form would be rounding there and GCV would pick the
+    # smallest α.
+    residual_at_zero = total_squares - (power * inverse).sum()
+    exact_fit = residual_at_zero <= 1e-10 * total_squares
+    small = (alphas[:, None] ** 2 * inverse[None, :] / shrink**2) @ power
+    large = xp.clip(total_squares - ((values[None, :] + 2 * alphas[:, None]) / shrink**2)
+                    @ power, 0, None)
+    rss = xp.where(exact_fit, small, large)
+    free = n - 1 - (values[None, :] / shrink).sum(1)  # n − tr H
+    scored = free >= (1 - MAX_MEAN_LEVERAGE) * n
+    return xp.where(scored, n * rss / xp.where(scored, free, 1) ** 2, xp.inf)
 
 
 def alpha_scale(moments, targets):

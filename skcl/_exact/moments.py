@@ -190,6 +190,13 @@ def merge(a, b):
     """
     if a.n_features != b.n_features:
         raise ValueError(f"moments of {a.n_features} and {b.n_features} features")
+    # Moments of no rows (no group) have a zero scatter: the other side is
+    # the union as it is, with no D×D sum to pay (a stream's empty
+    # held-out side, chunk after chunk). Moments are never written in place.
+    if not b.keys and (a.group_scatter is None) == (b.group_scatter is None):
+        return a
+    if not a.keys and (a.group_scatter is None) == (b.group_scatter is None):
+        return b
     index = {key: i for i, key in enumerate(a.keys)}
     keys = list(a.keys)
     counts = list(a.counts)

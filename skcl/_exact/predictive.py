@@ -61,10 +61,15 @@ from scipy.optimize import minimize_scalar
 from scipy.special import gammaln, logsumexp
 from scipy.stats import qmc
 
-from .gaussian import component_log_likelihoods, fit_gaussian
+from .gaussian import (
+    component_log_likelihoods,
+    fit_gaussian,
+    oas_coefficient,
+    squared_distances,
+)
 from .moments import GroupMoments
 
-__all__ = ["PREDICTIVES", "class_log_proba", "oas_shrinkage", "ridge_score_log_likelihoods",
+__all__ = ["PREDICTIVES", "class_log_proba", "ridge_score_log_likelihoods",
            "score_basis", "score_logits", "score_moments", "score_temperature",
            "student_t_log_likelihoods"]
 
@@ -72,34 +77,6 @@ __all__ = ["PREDICTIVES", "class_log_proba", "oas_shrinkage", "ridge_score_log_l
 PREDICTIVES = ("plugin", "student_t")
 
 _LOG_PI = np.log(np.pi)
-
-
-def oas_shrinkage(covariance, n):
-    """The oracle approximating shrinkage of a covariance estimated from n rows.
-
-    With a = ‖Σ‖²_F/p² and m = tr(Σ)/p,
-    ρ = min(1, (a + m²) / ((n + 1)(a − m²/p))): scikit-learn's ``OAS``
-    (its formula since 1.3), from the covariance alone; the shrunk
-    covariance is (1 − ρ)Σ + ρ·m·I. One score (p = 1) gives ρ = 1, which
-    changes nothing there.
-
-    Parameters
-    ----------
-    covariance : ndarray of shape (p, p)
-    n : float
-        The rows (total weight) it was estimated from.
-
-    Returns
-    -------
-    float in [0, 1]
-    """
-    p = len(covariance)
-    alpha = float(np.mean(covariance**2))
-    mu = float(np.trace(covariance)) / p
-    denominator = (n + 1) * (alpha - mu**2 / p)
-    if denominator <= 0:  # a multiple of the identity already (or nothing)
-        return 1.0
-    return float(min((alpha + mu**2) / denominator, 1.0))
 
 
 def score_basis(n_targets):
@@ -165,7 +142,7 @@ def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None
         Bᵀx + b of the rows to score.
     shrinkage : float in [0, 1] or None, default=None
         Of the score covariance towards a multiple of the identity; None
-        is OAS (:func:`oas_shrinkage`).
+        is OAS (:func:`~skcl._exact.gaussian.oas_coefficient`).
 
     Returns
     -------
@@ -175,7 +152,7 @@ def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None
     basis = score_basis(coef.shape[1])
     projected = score_moments(moments, coef, intercept, basis)
     if shrinkage is None:
-        shrinkage = oas_shrinkage(projected.scatter / projected.total, projected.total)
+        shrinkage = oas_coefficient(projected.scatter / projected.total, projected.total)
     fit = fit_gaussian(projected, float(shrinkage), shared=True)
     return component_log_likelihoods(fit, np.asarray(scores, dtype=np.float64) @ basis)
 
@@ -237,7 +214,7 @@ def score_temperature(moments, coef, intercept, targets, n_draws=2048, seed=0):
     basis = score_basis(coef.shape[1])
     projected = score_moments(moments, coef, intercept, basis)
     covariance = projected.scatter / projected.total
-    rho = oas_shrinkage(covariance, projected.total)
+    rho = oas_coefficient(covariance, projected.total)
     covariance = (1 - rho) * covariance + rho * np.trace(covariance) / len(covariance) * np.eye(
         len(covariance))
     values, vectors = np.linalg.eigh(covariance)
@@ -261,23 +238,7 @@ def score_temperature(moments, coef, intercept, targets, n_draws=2048, seed=0):
     return float(np.exp(result.x))
 
 
-def _squared_distances(fit, X):
-    """(x − μ_g)ᵀ Σ_g⁻¹ (x − μ_g) for every row and component of a GaussianFit."""
-    X = np.asarray(X, dtype=np.float64) - fit.center
-    means = fit.means - fit.center
-    if fit.shared:
-        scale = 1 / np.sqrt(fit.eigenvalues)
-        Z, M = (X @ fit.eigenvectors) * scale, (means @ fit.eigenvectors) * scale
-        squared = (Z**2).sum(1)[:, None] - 2 * Z @ M.T + (M**2).sum(1)[None, :]
-        # Cancellation can leave −1e-12 where the distance is 0.
-        return np.maximum(squared, 0)
-    out = np.empty((len(X), len(means)))
-    for g, (values, vectors) in enumerate(zip(fit.eigenvalues, fit.eigenvectors)):
-        out[:, g] = ((((X - means[g]) @ vectors) / np.sqrt(values)) ** 2).sum(1)
-    return out
-
-
-def student_t_log_likelihoods(fit, moments, shrinkage, X):
+def student_t_log_likelihoods(fit, shrinkage, X):
     """log π_g + log t_f(x; μ_g, c_g·Σ_g(s)) for every row and component.
 
     The posterior predictive of the module docstring.
@@ -285,9 +246,8 @@ def student_t_log_likelihoods(fit, moments, shrinkage, X):
     Parameters
     ----------
     fit : GaussianFit
-        The plug-in fit at ``shrinkage``, from ``moments``.
-    moments : GroupMoments
-        The components' moments the fit was made from (their weights n_g).
+        The plug-in fit at ``shrinkage`` (its weights n_g are the
+        components' rows).
     shrinkage : float in [0, 1]
         s.
     X : ndarray of shape (n_samples, n_features)
@@ -297,12 +257,12 @@ def student_t_log_likelihoods(fit, moments, shrinkage, X):
     ndarray of shape (n_samples, n_components)
     """
     d = fit.means.shape[1]
-    counts = np.asarray(moments.counts, dtype=np.float64)
+    counts = np.asarray(fit.counts, dtype=np.float64)
     # The rows behind each component's covariance: all of them when shared.
     rows = np.full(len(counts), counts.sum()) if fit.shared else counts
     log_det = (np.log(fit.eigenvalues).sum() if fit.shared
                else np.log(fit.eigenvalues).sum(axis=1))
-    squared = _squared_distances(fit, X)
+    squared = squared_distances(fit, X)
     if shrinkage >= 1:  # Σ known: only the mean's uncertainty is left
         scale = 1 + 1 / counts
         return fit.log_priors - 0.5 * (squared / scale + d * np.log(2 * np.pi * scale)

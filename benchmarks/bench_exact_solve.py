@@ -1,0 +1,178 @@
+"""The exact family's solve: once at first use, and on JAX's device.
+
+Two tables, one run:
+
+1. **Solve when needed.** ``LeastSquaresClassifier`` (10 classes, D
+   features) learns ``--chunks`` chunks of ``--rows`` rows with
+   ``partial_fit`` and then predicts: *after*, the solve runs once at the
+   first prediction; *before*, the former eager rule (a solve after
+   every ``partial_fit``), reproduced by reading ``coef_`` after each call
+   and timed on the first ``--eager-chunks`` chunks, the total then
+   extrapolated to all chunks (marked so) unless it is all of them;
+   against one ``fit`` on all the rows.
+2. **The solve on the device.** The least-squares solve at D features
+   (eigendecomposition, GCV over the α grid, coefficients) through JAX in
+   float64, as a ratio to ``jnp.linalg.eigh`` of the same D×D matrix on the
+   same device (the floor it cannot beat; goal ≤ 1.5×), and numpy's solve
+   on the host for reference. Median of ``--repeats`` after one warm-up.
+
+Run::
+
+    PYTHONPATH=. python benchmarks/bench_exact_solve.py            # 2 cores
+    PYTHONPATH=. python benchmarks/bench_exact_solve.py --sizes 2000 5000 10000  # GPU
+"""
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+from skcl import LeastSquaresClassifier
+from skcl._exact import solve_jax
+from skcl._exact.least_squares import (
+    RELATIVE_ALPHA_GRID,
+    class_targets,
+    fit_from_spectrum,
+    gcv_scores,
+    ridge_spectrum,
+)
+from skcl._exact.moments import GroupMoments
+
+
+def chunk(seed, rows, d, n_classes=10):
+    """Rows of 10 shifted Gaussian classes, float32, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, rows)
+    X = rng.standard_normal((rows, d), dtype=np.float32)
+    X[:, :n_classes] += 2 * np.eye(n_classes, dtype=np.float32)[y]
+    return X, y
+
+
+def solve_when_needed(args):
+    d, classes = args.features, np.arange(10)
+    chunks = [chunk(i, args.rows, d) for i in range(args.chunks)]
+    X_all = np.concatenate([X for X, _ in chunks])
+    y_all = np.concatenate([y for _, y in chunks])
+    probe = X_all[:1]
+    out = {}
+
+    tic = time.perf_counter()
+    LeastSquaresClassifier(backend="numpy").fit(X_all, y_all).predict(probe)
+    out["one fit on all rows"] = (time.perf_counter() - tic, "")
+    del X_all
+
+    clf = LeastSquaresClassifier(backend="numpy")
+    tic = time.perf_counter()
+    for X, y in chunks:
+        clf.partial_fit(X, y, classes=classes)
+    clf.predict(probe)
+    out["partial_fit per chunk, solve at first use (after)"] = (time.perf_counter() - tic, "")
+
+    eager = min(args.eager_chunks, args.chunks)
+    clf = LeastSquaresClassifier(backend="numpy")
+    tic = time.perf_counter()
+    for X, y in chunks[:eager]:
+        clf.partial_fit(X, y, classes=classes)
+        _ = clf.coef_  # the eager rule: a solve after every call
+    seconds = (time.perf_counter() - tic) * args.chunks / eager
+    note = "" if eager == args.chunks else f" (extrapolated from {eager} chunks)"
+    out["partial_fit per chunk, solve after each (before)"] = (seconds, note)
+
+    print(f"\n{args.chunks} chunks of {args.rows} rows, D = {d}, 10 classes, numpy on the "
+          "host\n")
+    print("| run | seconds | × one fit |")
+    print("|---|---|---|")
+    base = out["one fit on all rows"][0]
+    for name, (seconds, note) in out.items():
+        print(f"| {name}{note} | {seconds:.2f} | {seconds / base:.2f} |")
+
+
+def moments_of_size(d, n_classes=10, seed=0):
+    """Class moments whose centred scatter is a well-conditioned D×D matrix."""
+    rng = np.random.default_rng(seed)
+    low = rng.standard_normal((d, 256)) / 16
+    scatter = low @ low.T
+    scatter[np.diag_indices(d)] += np.linspace(1.0, 4.0, d)
+    scatter *= 1000.0
+    means = rng.standard_normal((n_classes, d)) / 10
+    counts = np.full(n_classes, 100.0)
+    return GroupMoments(tuple((0, c) for c in range(n_classes)), counts, means, scatter, None)
+
+
+def host_solve(moments, targets):
+    """The same solve with numpy (what ``backend="numpy"`` runs)."""
+    from skcl._exact_methods import _choose
+
+    spectrum = ridge_spectrum(moments, targets)
+    alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
+    alpha = _choose(alphas, gcv_scores(spectrum, alphas), 1e-3 * spectrum.scale, "min")
+    return fit_from_spectrum(spectrum, alpha)
+
+
+def _median_time(run, repeats):
+    run()  # compile, allocate
+    times = []
+    for _ in range(repeats):
+        tic = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - tic)
+    return float(np.median(times))
+
+
+def solve_on_device(args):
+    import jax
+    import jax.numpy as jnp
+
+    from skcl._exact_methods import _choose
+
+    def choose(alphas, scores, fallback):
+        return _choose(alphas, scores, fallback, "min")
+
+    print(f"\nThe least-squares solve through JAX, float64, on {jax.devices()[0]} "
+          f"(median of {args.repeats})\n")
+    print("| D | device eigh (s) | device solve (s) | solve / eigh | numpy solve on the host (s) |")
+    print("|---|---|---|---|---|")
+    for d in args.sizes:
+        moments = moments_of_size(d)
+        targets = class_targets(10)
+        with jax.enable_x64(True):
+            S = jnp.asarray(moments.scatter)
+            eigh = _median_time(lambda S=S: jax.block_until_ready(jnp.linalg.eigh(S)),
+                                args.repeats)
+        solve = _median_time(
+            lambda m=moments, t=targets: solve_jax.ridge_gcv(m, t, RELATIVE_ALPHA_GRID, choose),
+            args.repeats)
+        host = (_median_time(lambda m=moments, t=targets: host_solve(m, t), 1)
+                if d <= args.host_max else float("nan"))
+        print(f"| {d:,} | {eigh:.3f} | {solve:.3f} | {solve / eigh:.2f} | {host:.3f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=600)
+    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--features", type=int, default=2000)
+    parser.add_argument("--eager-chunks", type=int, default=20,
+                        help="chunks timed with a solve after each (the rest extrapolated)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--host-max", type=int, default=5000,
+                        help="largest D solved with numpy on the host too")
+    parser.add_argument("--skip-chunks", action="store_true")
+    args = parser.parse_args()
+    import jax
+    import scipy
+    import sklearn
+
+    print(f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
+          f"{sklearn.__version__}, jax {jax.__version__} ({jax.default_backend()}), Python "
+          f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores")
+    if not args.skip_chunks:
+        solve_when_needed(args)
+    solve_on_device(args)
+
+
+if __name__ == "__main__":
+    main()
