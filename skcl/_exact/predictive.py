@@ -129,6 +129,28 @@ def score_moments(moments, coef, intercept, basis):
     return GroupMoments(moments.keys, moments.counts, means, scatter, None)
 
 
+# A share of the scores' total variance below which their within-class
+# spread is taken as rounding noise.
+_SPREAD_FLOOR = 1e-10
+
+
+def _with_floor(projected):
+    """The within-class scatter of the scores, kept above a share of their total.
+
+    A ridge that fits its rows exactly (fewer distinct rows than features,
+    α near 0) leaves the scores no within-class spread but rounding noise,
+    which a discriminant of them would amplify into arbitrary log-odds of
+    1e15; raised to ``_SPREAD_FLOOR`` of the total variance, the spread is
+    a property of the fit again.
+    """
+    centre = projected.counts @ projected.means / projected.total
+    offsets = (projected.means - centre) * np.sqrt(projected.counts)[:, None]
+    total = np.trace(projected.scatter + offsets.T @ offsets)
+    floor = _SPREAD_FLOOR * total / len(projected.scatter)
+    values, vectors = np.linalg.eigh(projected.scatter)
+    return (vectors * np.maximum(values, floor)) @ vectors.T
+
+
 def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None):
     """log π_c + log N(z; m_c, Σ_z) for every row and class, in score space.
 
@@ -151,6 +173,7 @@ def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None
     """
     basis = score_basis(coef.shape[1])
     projected = score_moments(moments, coef, intercept, basis)
+    projected = projected._replace(scatter=_with_floor(projected))
     if shrinkage is None:
         shrinkage = oas_coefficient(projected.scatter / projected.total, projected.total)
     fit = fit_gaussian(projected, float(shrinkage), shared=True)
