@@ -194,6 +194,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                 Z = np.asarray(block @ W)
                 Z += b
                 out[r:r + rows, c:c + columns] = _ACTIVATIONS[self.activation](Z)
+                del Z  # before the next block's: one block at a time
         return out
 
     def __sklearn_tags__(self):
