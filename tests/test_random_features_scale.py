@@ -90,7 +90,7 @@ def test_the_device_gives_the_host_features(dtype, activation):
 
 
 def test_the_device_refuses_features_beyond_its_memory(monkeypatch):
-    import skcl._exact.device as device
+    from skcl._exact import device
 
     X = _sparse_rows(n=30)
     features = RandomFeatures(100, backend="jax", random_state=0).fit(X)
