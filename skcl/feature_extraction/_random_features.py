@@ -10,7 +10,7 @@ with nothing approximated.
 
 At RanPAC's and RanDumb's sizes (10,000 to 25,000 features) the features
 are computed a block of rows and of columns at a time, so that beyond the
-output itself memory stays bounded (:func:`transform_memory_bytes`); sparse
+output itself memory stays bounded (``transform_memory_bytes``); sparse
 input (a ``HashingVectorizer``'s CSR rows, say) is multiplied as it is and
 gives the dense input's features, and ``backend="jax"`` computes the blocks
 on JAX's default device.
@@ -65,7 +65,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     backend : {"auto", "numpy", "jax"}, default="auto"
         Where the blocks are computed: numpy on the host, or JAX on its
         default device; "auto" is JAX only when that device is a GPU or
-        TPU (:func:`skcl._exact.backend.resolve_backend`). Both give the
+        TPU (``skcl._exact.backend.resolve_backend``). Both give the
         same features up to rounding (on the device the product is in
         ``dtype``, on the host in float64 rounded once to ``dtype``).
     random_state : int, RandomState instance or None, default=None
@@ -84,7 +84,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     :meth:`transform` multiplies a block of W's columns (at most 64 MB in
     float64) by a block of rows (at most 32 MB of pre-activations) at a
     time, so its memory beyond the n × M output and W is bounded
-    whatever n and M (:func:`transform_memory_bytes`). Sparse rows are
+    whatever n and M (``transform_memory_bytes`` in this module). Sparse rows are
     multiplied as they are (scipy's CSR product, O(nnz·M)), never made
     dense on the host; they give the dense rows' features up to the
     rounding of another order of the same sums (≤ 1e-15 relative in the
