@@ -151,7 +151,8 @@ def main():
                 capture_output=True, text=True, check=True,
             )
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            name = {"none": f"RF ({args.activation}) → least squares", "randumb": "RanDumb (joint bound)",
+            name = {"none": f"RF ({args.activation}) → least squares",
+                    "randumb": "RanDumb (joint bound)",
                     "pixels": "least squares, pixels"}[args.baseline]
 
             def fmt(key):
