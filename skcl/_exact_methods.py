@@ -173,7 +173,7 @@ class _ExactClassifier(SequentialClassifier):
             learned, held = dask_task_moments(X, groups, sample_weight, keys, **options)
         else:
             learned, held = task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
-                                         **options)
+                                         backend=self.backend, **options)
         moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
         if moments.total + heldout.total <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")

@@ -18,8 +18,10 @@ from skcl.datasets import load_ci_split_2d_iris
 def test_registry_holds_table_one_with_the_appendix_d_grids():
     names = [m.name for m in rp.METHODS]
     assert names == ["Joint", "Fine-tuning", "G-VCL", "GM-VCL", "G-SFSVI", "EWC", "SI", "AQC",
-                     "NC", "Exact Gaussian", "Exact least squares", "GaussianNB", "SGD log loss"]
-    assert [m.origin for m in rp.METHODS] == ["paper"] * 9 + ["skcl"] * 2 + ["scikit-learn"] * 2
+                     "NC", "Exact Gaussian", "Exact least squares", "RF least squares",
+                     "RanDumb", "GaussianNB", "SGD log loss"]
+    assert [m.origin for m in rp.METHODS] == (["paper"] * 9 + ["skcl"] * 3
+                                              + ["scikit-learn"] * 3)
     grids = {m.name: m.param_grid for m in rp.METHODS}
     lambdas = [1, 10, 100, 1000, 10000]
     assert grids["EWC"] == grids["AQC"] == {"alpha": lambdas}
@@ -38,7 +40,7 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
 
     for method in rp.METHODS[:11]:
         assert method.resolve() is getattr(skcl, method.estimator, None)
-    assert [m.resolve() for m in rp.METHODS[11:]] == [GaussianNB, SGDClassifier]
+    assert [m.resolve() for m in rp.METHODS[13:]] == [GaussianNB, SGDClassifier]
     assert rp.Method("X", "skcl.no_such_module:Clf").resolve() is None
     assert rp.Method("X", FineTuningClassifier).resolve() is FineTuningClassifier
     assert rp.columns_for("classical") == [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .backend import resolve_backend
 from .holdout import HeldOutRule
 from .moments import ShiftedSums, merge
 
@@ -36,7 +37,7 @@ def is_dask_array(X):
 
 
 def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter,
-                 chunk_rows=None):
+                 chunk_rows=None, backend="numpy", precision="auto"):
     """Moments of the rows learned from and of the rows held out.
 
     One pass over X per chunk does everything but the product: each block
@@ -69,6 +70,14 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         Rows per chunk; by default 16 MB of float64, or 8·D rows when
         D×D is larger (with several threads, at most this, evened out so
         that each thread has as many chunks).
+    backend : {"numpy", "jax", "auto"}, default="numpy"
+        Where the products are computed: numpy's threads on the host, or
+        JAX's default device (:func:`~.device.device_shifted_sums`: the
+        same references, held-out rows and formulas, the sums equal to the
+        host's up to the order of the additions); "auto" as
+        :func:`~.backend.resolve_backend`.
+    precision : {"auto", "float64", "float32"}, default="auto"
+        The device's products (see :mod:`~.device`); ignored by numpy.
 
     Returns
     -------
@@ -79,6 +88,9 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     ------
     ValueError
         When X holds NaN or infinite values.
+    MemoryError
+        With ``backend="jax"``, before any work, when the update does not
+        fit in the device's memory (:func:`~.device.device_moments_bytes`).
     """
     X = np.asarray(X)
     if X.dtype not in (np.float32, np.float64):
@@ -86,29 +98,18 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     n, d = X.shape
     present, groups = _compact(np.asarray(y, dtype=np.intp), len(keys))
     weights = np.asarray(sample_weight, dtype=np.float64)
-    root = None if np.all(weights == 1) else np.sqrt(weights)
-    references = _references(X, groups, len(present))
     rule = HeldOutRule(d, fraction, seed) if fraction > 0 and n else None
-    step = int(chunk_rows or _chunk_rows(d))
-    n_workers, step = _workers(n, d, step, len(present) if per_group_scatter else 0)
-    starts = range(0, n, step)
+    if resolve_backend(backend) == "jax":
+        from .device import device_shifted_sums
 
-    def sums_of(chunk_starts):
-        return _chunk_sums(X, groups, weights, root, references, rule, chunk_starts, step,
-                           per_group_scatter)
-
-    if n_workers == 1:
-        learned, held = sums_of(starts)
+        learned, held = device_shifted_sums(
+            X, groups, weights, _references(X, groups, len(present)), rule,
+            per_group_scatter=per_group_scatter, step=int(chunk_rows or _chunk_rows(d)),
+            precision=precision,
+        )
     else:
-        # Each worker converts, shifts and multiplies its own chunks on
-        # one core, its product single-threaded; their sums add in a fixed
-        # order, so the result does not depend on which finishes first.
-        with _one_blas_thread(), ThreadPoolExecutor(n_workers) as pool:
-            parts = list(pool.map(sums_of, [starts[k::n_workers] for k in range(n_workers)]))
-        learned, held = parts[0]
-        for more_learned, more_held in parts[1:]:
-            learned.absorb(more_learned)
-            held.absorb(more_held)
+        learned, held = _host_shifted_sums(X, groups, weights, len(present), rule,
+                                           per_group_scatter, chunk_rows)
     keys = [keys[i] for i in present]
     learned, held = learned.moments(keys), held.moments(keys)
     # A NaN or an infinity anywhere in X reaches its group's mean and the
@@ -116,6 +117,33 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     for moments in (learned, held):
         if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
             raise ValueError("Input X contains NaN or infinity (or values too large to square).")
+    return learned, held
+
+
+def _host_shifted_sums(X, groups, weights, n_groups, rule, per_group_scatter, chunk_rows):
+    """The learned and held-out rows' :class:`ShiftedSums`, by numpy's threads."""
+    n, d = X.shape
+    root = None if np.all(weights == 1) else np.sqrt(weights)
+    references = _references(X, groups, n_groups)
+    step = int(chunk_rows or _chunk_rows(d))
+    n_workers, step = _workers(n, d, step, n_groups if per_group_scatter else 0)
+    starts = range(0, n, step)
+
+    def sums_of(chunk_starts):
+        return _chunk_sums(X, groups, weights, root, references, rule, chunk_starts, step,
+                           per_group_scatter)
+
+    if n_workers == 1:
+        return sums_of(starts)
+    # Each worker converts, shifts and multiplies its own chunks on one
+    # core, its product single-threaded; their sums add in a fixed order,
+    # so the result does not depend on which finishes first.
+    with _one_blas_thread(), ThreadPoolExecutor(n_workers) as pool:
+        parts = list(pool.map(sums_of, [starts[k::n_workers] for k in range(n_workers)]))
+    learned, held = parts[0]
+    for more_learned, more_held in parts[1:]:
+        learned.absorb(more_learned)
+        held.absorb(more_held)
     return learned, held
 
 

@@ -96,8 +96,9 @@ _T = 100 / 3  # 33.33 %: only the last task's class is ever predicted
 #: Fine-tuning, G-VCL, GM-VCL, G-SFSVI, EWC, SI, AQC and NC, with their
 #: appendix-D grids and the numbers of the paper and of its public code;
 #: then the baselines the paper does not have (``origin``): skcl's exact
-#: Gaussian and least-squares classifiers, scikit-learn's GaussianNB and
-#: SGDClassifier(loss="log_loss").
+#: Gaussian and least-squares classifiers and least squares on random
+#: features, RanDumb's model refitted on all data seen (its joint bound),
+#: scikit-learn's GaussianNB and SGDClassifier(loss="log_loss").
 METHODS = (
     Method("Joint", "JointClassifier", {},
            _row(96.6667, 100.0, 91.1111, 91.1111,
@@ -137,6 +138,14 @@ METHODS = (
     # partial_fit, at their defaults.
     Method("Exact Gaussian", "GaussianDiscriminantClassifier", origin="skcl"),
     Method("Exact least squares", "LeastSquaresClassifier", origin="skcl"),
+    # Least squares on RandomFeatures' 2,000 random ReLU features of the
+    # standardised inputs (RanPAC's head, M at skcl's default), and
+    # RanDumb's model (random Fourier features, LDA with OAS shrinkage)
+    # refitted on all the data seen: that model's joint bound (RanDumb's own
+    # streaming update ends there).
+    Method("RF least squares", "skcl.reproduce._at_scale:RandomFeaturesLeastSquares",
+           origin="skcl"),
+    Method("RanDumb", "skcl.reproduce._at_scale:RanDumbJoint", origin="scikit-learn"),
     Method("GaussianNB", "sklearn.naive_bayes:GaussianNB", origin="scikit-learn"),
     Method("SGD log loss", "sklearn.linear_model:SGDClassifier", params={"loss": "log_loss"},
            origin="scikit-learn"),
