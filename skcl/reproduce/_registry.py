@@ -134,7 +134,7 @@ METHODS = (
            _row(93.33, 50.0, 58.41, 40.56, 86.67, 90.0)),
     # Not in the paper: what a practitioner would try first. The exact
     # family keeps L_{t-1} exactly (no grid: its one hyperparameter comes
-    # from held-out sums); scikit-learn's incremental estimators by
+    # from the sums of every row); scikit-learn's incremental estimators by
     # partial_fit, at their defaults.
     Method("Exact Gaussian", "GaussianDiscriminantClassifier", origin="skcl"),
     Method("Exact least squares", "LeastSquaresClassifier", origin="skcl"),

@@ -151,9 +151,10 @@ def _footnotes(rows):
     origins = {row.get("origin") or _origin(row["method"]) for row in rows}
     if "skcl" in origins:
         lines.append("† not in the paper: skcl's exact family, L_{t-1} kept as sums, "
-                     "no grid (its one hyperparameter from held-out sums).")
+                     "no grid (its one hyperparameter from all rows' sums: GCV or OAS).")
     if "scikit-learn" in origins:
-        lines.append("‡ not in the paper: scikit-learn's, by partial_fit at its defaults.")
+        lines.append("‡ not in the paper: scikit-learn's, by partial_fit at its defaults, "
+                     "or (RanDumb) refitted on all data seen, its joint bound.")
     for column in dict.fromkeys(row["column"] for row in rows):
         row = next(r for r in rows if r["column"] == column)
         if "pretraining" in row:
