@@ -396,7 +396,7 @@ def reliability_bins(y_true, y_prob, *, n_bins=10, labels=None):
     width over [0, 1], bin b holding confidences in ((b−1)/M, b/M] (a
     confidence of 0 in the first), the confidence of a sample being its
     highest probability and it being correct when that class (the first
-    among ties) is its label. ECE = Σ_b count_b/N · |accuracy_b − confidence_b|.
+    among ties) is its label. ECE = Σ_b count_b/N · \|accuracy_b − confidence_b\|.
 
     Parameters
     ----------

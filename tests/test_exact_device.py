@@ -105,12 +105,15 @@ def test_float32_products_of_shifted_blocks_stay_near_the_float64_sums(per_group
     assert np.abs(f32[0].scatter - host[0].scatter).max() > 0
 
 
+@pytest.mark.parametrize("rule", ["auto", "heldout"])
 @pytest.mark.parametrize("estimator", [LeastSquaresClassifier, GaussianDiscriminantClassifier])
-def test_classifiers_on_the_device_equal_the_host(estimator):
+def test_classifiers_on_the_device_equal_the_host(estimator, rule):
     data = load_ci_split_wine()
     options = dict(random_state=0, validation_fraction=0.2)
     if estimator is GaussianDiscriminantClassifier:
-        options["covariance"] = "per_class"
+        options.update(covariance="per_class", shrinkage=rule)
+    else:
+        options["alpha"] = rule
     host, on_device = estimator(backend="numpy", **options), estimator(backend="jax", **options)
     rng = np.random.default_rng(0)
     for X, y in data.train:
@@ -129,7 +132,8 @@ def test_classifiers_on_the_device_equal_the_host(estimator):
 
 def test_device_refuses_an_update_beyond_its_memory_and_changes_nothing(monkeypatch):
     data = load_ci_split_wine()
-    model = LeastSquaresClassifier(backend="jax", validation_fraction=0.1, random_state=0)
+    model = LeastSquaresClassifier(alpha="heldout", backend="jax", validation_fraction=0.1,
+                                   random_state=0)
     model.partial_fit(*data.train[0], classes=data.classes)
     before = {k: v for k, v in vars(model).items()}
     moments = model.moments_
