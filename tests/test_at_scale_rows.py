@@ -30,6 +30,11 @@ def test_randumb_joint_is_sklearns_model_fit_on_everything_seen():
             LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()),
         ).fit(np.vstack(seen_X), np.concatenate(seen_y))
         np.testing.assert_array_equal(model.predict(X_test), joint.predict(X_test))
+        # Probabilities for every declared class, the unseen ones at 0.
+        proba = model.predict_proba(X_test)
+        seen = np.isin(data.classes, joint.classes_)
+        np.testing.assert_allclose(proba[:, seen], joint.predict_proba(X_test))
+        assert not proba[:, ~seen].any()
     assert model.score(X_test, np.concatenate([y for _, y in data.test])) > 0.9
 
 
@@ -46,6 +51,9 @@ def test_random_features_least_squares_is_the_pipeline_with_a_frozen_scaler():
     np.testing.assert_allclose(model.decision_function(X_test),
                                head.decision_function(features.transform(
                                    scaler.transform(X_test))), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(model.predict_proba(X_test),
+                               head.predict_proba(features.transform(scaler.transform(X_test))),
+                               rtol=1e-10, atol=1e-12)
 
 
 def test_the_rows_are_registered_and_small_on_the_classical_sequences():

@@ -92,6 +92,11 @@ class RandomFeaturesLeastSquares(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.pipeline_.predict(X)
 
+    def predict_proba(self, X):
+        """Least squares' probabilities (:meth:`skcl.LeastSquaresClassifier.predict_proba`)."""
+        check_is_fitted(self)
+        return self.pipeline_.predict_proba(X)
+
 
 def _least_squares(random_state, backend):
     from .. import LeastSquaresClassifier
@@ -173,3 +178,19 @@ class RanDumbJoint(ClassifierMixin, BaseEstimator):
         if self.model_ is None:
             return np.full(len(X), self._y[0])
         return self.model_.predict(X)
+
+    def predict_proba(self, X):
+        """LDA's posterior, a column per declared class (0 for those not seen yet).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        proba = np.zeros((len(X), len(self.classes_)))
+        if self.model_ is None:
+            proba[:, np.searchsorted(self.classes_, self._y[0])] = 1.0
+        else:
+            proba[:, np.searchsorted(self.classes_, self.model_.classes_)] = (
+                self.model_.predict_proba(X))
+        return proba
