@@ -44,6 +44,7 @@ from ._exact.least_squares import (
 from ._exact.moments import coarsen, empty_moments, merge
 from ._exact.predictive import (
     PREDICTIVES,
+    class_log_joint,
     class_log_proba,
     ridge_score_log_likelihoods,
     score_logits,
@@ -444,7 +445,8 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
     def decision_function(self, X):
         """Log of each class's joint density with ``x``: the log-posterior up to a constant.
 
-        ``log Σ_{g∈c} π_g N(x; μ_g, Σ_g)`` for each class c, which differs
+        ``log Σ_{g∈c} π_g p(x | g)`` for each class c (p the Gaussian, or
+        the Student-t with ``predictive="student_t"``), which differs
         from :meth:`predict_log_proba` by a constant per row (the log
         evidence), as scikit-learn's ``LinearDiscriminantAnalysis`` and
         ``QuadraticDiscriminantAnalysis`` define theirs; with two classes,
@@ -464,16 +466,18 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
             −inf for a declared class with no rows yet (±inf for the log
             ratio).
         """
-        X = self._check_X(X)
-        joint = component_log_likelihoods(self.gaussians_, X)
-        owner = np.searchsorted(self.classes_, self.component_classes_)
-        per_class = np.full((len(X), len(self.classes_)), -np.inf)
-        for c in np.unique(owner):
-            per_class[:, c] = logsumexp(joint[:, owner == c], axis=1)
+        per_class = class_log_joint(self._joint(X), self.component_classes_, self.classes_)
         if per_class.shape[1] == 2:
             with np.errstate(invalid="ignore"):  # −inf − −inf: neither class has rows
                 return per_class[:, 1] - per_class[:, 0]
         return per_class
+
+    def _joint(self, X):
+        """log π_g + log p(x | g) of each checked row and component, as ``predictive`` says."""
+        X = self._check_X(X)
+        if self.predictive == "student_t":
+            return student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
+        return component_log_likelihoods(self.gaussians_, X)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`.
@@ -487,12 +491,7 @@ class GaussianDiscriminantClassifier(_ExactClassifier):
         ndarray of shape (n_samples, n_classes)
             −inf for a declared class with no rows yet.
         """
-        X = self._check_X(X)
-        if self.predictive == "student_t":
-            joint = student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
-        else:
-            joint = component_log_likelihoods(self.gaussians_, X)
-        return class_log_proba(joint, self.component_classes_, self.classes_)
+        return class_log_proba(self._joint(X), self.component_classes_, self.classes_)
 
     def predict_proba(self, X):
         """The posterior p(c | x) of each class: plug-in or predictive (``predictive``).

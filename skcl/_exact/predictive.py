@@ -69,7 +69,7 @@ from .gaussian import (
 )
 from .moments import GroupMoments
 
-__all__ = ["PREDICTIVES", "class_log_proba", "ridge_score_log_likelihoods",
+__all__ = ["PREDICTIVES", "class_log_joint", "class_log_proba", "ridge_score_log_likelihoods",
            "score_basis", "score_logits", "score_moments", "score_temperature",
            "student_t_log_likelihoods"]
 
@@ -298,8 +298,8 @@ def student_t_log_likelihoods(fit, shrinkage, X):
     return fit.log_priors + log_norm - (f + d) / 2 * np.log1p(squared / (scale * f))
 
 
-def class_log_proba(joint, component_classes, classes):
-    """log p(c | x): each class's components summed, normalised over classes.
+def class_log_joint(joint, component_classes, classes):
+    """log p(c, x): each class's components summed.
 
     Parameters
     ----------
@@ -319,4 +319,23 @@ def class_log_proba(joint, component_classes, classes):
     per_class = np.full((len(joint), len(classes)), -np.inf)
     for c in np.unique(owner):
         per_class[:, c] = logsumexp(joint[:, owner == c], axis=1)
+    return per_class
+
+
+def class_log_proba(joint, component_classes, classes):
+    """log p(c | x): :func:`class_log_joint` normalised over classes.
+
+    Parameters
+    ----------
+    joint : ndarray of shape (n_samples, n_components)
+        log π_g + log p(x | g).
+    component_classes : ndarray of shape (n_components,)
+    classes : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+        −inf for a class with no component (declared, no rows yet).
+    """
+    per_class = class_log_joint(joint, component_classes, classes)
     return per_class - logsumexp(per_class, axis=1, keepdims=True)
