@@ -44,7 +44,10 @@ from sklearn.decomposition import PCA
 import skcl
 from skcl import reproduce as rp
 from skcl.datasets import (
-    load_ci_split_iris, load_ci_split_mnist, load_ci_split_wine, load_mnist,
+    load_ci_split_iris,
+    load_ci_split_mnist,
+    load_ci_split_wine,
+    load_mnist,
 )
 from skcl.model_selection import SequenceGridSearch
 

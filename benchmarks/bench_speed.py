@@ -148,8 +148,7 @@ def cache_table(repeats):
 def shapes_table():
     import jax
 
-    from skcl import _training
-    from skcl import AQCClassifier, FineTuningClassifier, JointClassifier
+    from skcl import AQCClassifier, FineTuningClassifier, JointClassifier, _training
     from skcl.datasets import load_ci_split_wine
 
     data = load_ci_split_wine()

@@ -74,8 +74,17 @@ import numpy as np
 from skcl import SIClassifier
 from skcl._consolidation import PathIntegral
 from skcl._consolidation.base import consolidation
-from skcl.reproduce import (METHODS, SEQUENCES, Method, column_label, columns_for, format_table,
-                            run_column, select_methods, summarize)
+from skcl.reproduce import (
+    METHODS,
+    SEQUENCES,
+    Method,
+    column_label,
+    columns_for,
+    format_table,
+    run_column,
+    select_methods,
+    summarize,
+)
 
 
 @consolidation()

@@ -390,7 +390,7 @@ def plot_accuracy_matrix(R, *, ax=None, title=None, task_names=None, cmap="virid
 
 
 def reliability_bins(y_true, y_prob, *, n_bins=10, labels=None):
-    """Top-label confidence bins: count, accuracy and mean confidence of each.
+    r"""Top-label confidence bins: count, accuracy and mean confidence of each.
 
     The bins of :func:`skcl.metrics.expected_calibration_error`: equal
     width over [0, 1], bin b holding confidences in ((b−1)/M, b/M] (a

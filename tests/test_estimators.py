@@ -12,8 +12,8 @@ from skcl import (
     AQCClassifier,
     EWCClassifier,
     FineTuningClassifier,
-    JointClassifier,
     GVCLClassifier,
+    JointClassifier,
     SIClassifier,
 )
 from skcl._base import _PendingFold, deferred_folds

@@ -16,7 +16,11 @@ from skcl._base import _PendingFold, complete_pending_fold, deferred_folds
 from skcl._consolidation import Neural, Prior, prior_state
 from skcl._consolidation.memo import FitMemo, digest
 from skcl._consolidation.neural import (
-    FITS, NeuralState, ball_sample, fit_consolidator, target_values,
+    FITS,
+    NeuralState,
+    ball_sample,
+    fit_consolidator,
+    target_values,
 )
 from skcl._model import Model
 from skcl._networks import MLP

@@ -20,6 +20,7 @@ from skcl.datasets import load_ci_split_iris
 from skcl.feature_extraction import BackboneFeatureExtractor, PretrainedFeatureExtractor
 from skcl.model_selection import SequenceGridSearch, SequenceRandomizedSearch
 
+
 @pytest.fixture(scope="module")
 def digits():
     """sklearn's bundled 8×8 digits, scaled to [0, 1]."""

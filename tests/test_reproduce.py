@@ -33,10 +33,10 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
                          "CI HAM-8": 41.666, "DI MNIST": 90.9951, "DI CIFAR-8": 96.2,
                          "DI HAM-6": 66.1442}
     # Every estimator this build has is resolved; the others are None.
-    import skcl
-
     from sklearn.linear_model import SGDClassifier
     from sklearn.naive_bayes import GaussianNB
+
+    import skcl
 
     for method in rp.METHODS[:11]:
         assert method.resolve() is getattr(skcl, method.estimator, None)
