@@ -269,7 +269,9 @@ def vmap_table(quick):
                                 state, centre, 1.0, X, y, weights, key, 0.001, 1e-3,
                                 **static)[0]
 
-    one_by_one = lambda: [fit(alphas[i], centres[i], fit_keys[i]) for i in range(n_candidates)]
+    def one_by_one():
+        return [fit(alphas[i], centres[i], fit_keys[i]) for i in range(n_candidates)]
+
     batched = jax.jit(jax.vmap(fit))
     times = {"one by one (today)": [], "vmapped": []}
     for _ in range(3):  # the first round compiles

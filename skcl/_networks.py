@@ -107,10 +107,10 @@ class MLP:
         layers = self.unflatten(theta)
         offsets = offsets if offsets is not None else [0.0] * len(layers)
         h, inputs = X, []
-        for l, (W, b) in enumerate(layers):
+        for i, (W, b) in enumerate(layers):
             inputs.append(h)
-            z = h @ W + b + offsets[l]
-            h = jax.nn.swish(z) if l < len(layers) - 1 else z
+            z = h @ W + b + offsets[i]
+            h = jax.nn.swish(z) if i < len(layers) - 1 else z
         return h, inputs
 
     @property

@@ -37,7 +37,9 @@ def _ci_split_digits():
     X_train, X_test, y_train, y_test = train_test_split(
         X / 16.0, y, test_size=0.3, random_state=0, stratify=y)
     tasks = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
-    split = lambda X, y: [(X[np.isin(y, t)], y[np.isin(y, t)]) for t in tasks]
+    def split(X, y):
+        return [(X[np.isin(y, t)], y[np.isin(y, t)]) for t in tasks]
+
     return split(X_train, y_train), split(X_test, y_test), np.arange(10)
 
 
@@ -302,7 +304,9 @@ def test_task_class_components_are_the_class_ones_on_a_class_incremental_sequenc
 def _di_split_digits():
     """Split digits, domain-incremental: even (0) vs odd (1), two digits a task."""
     train, test, _ = _ci_split_digits()
-    parity = lambda tasks: [(X, y % 2) for X, y in tasks]
+    def parity(tasks):
+        return [(X, y % 2) for X, y in tasks]
+
     return parity(train), parity(test), np.array([0, 1])
 
 

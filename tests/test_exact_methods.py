@@ -146,8 +146,10 @@ def test_task_moments_in_threads_restore_blas_and_match_one_thread_from_any_thre
     X = rng.standard_normal((5000, 8)) + 100
     groups, w = rng.integers(0, 2, 5000), np.ones(5000)
     blas = task._blas_threads()
-    run = lambda: task.task_moments(X, groups, w, ["a", "b"], fraction=0.2, seed=1,
-                                    per_group_scatter=False, chunk_rows=256)
+    def run():
+        return task.task_moments(X, groups, w, ["a", "b"], fraction=0.2, seed=1,
+                                 per_group_scatter=False, chunk_rows=256)
+
     monkeypatch.setattr(task, "_blas_threads", lambda: 4)
     assert task._workers(5000, 8, 256, 0)[0] == 4
     threaded = run()

@@ -210,7 +210,9 @@ def test_fashion_mnist_features_transfer_to_mnist(shared_data_dir):
 
 def test_same_random_state_gives_the_same_weights(digits):
     X, y = digits
-    make = lambda: PretrainedFeatureExtractor(image_shape=(8, 8), n_epochs=1, random_state=3)
+    def make():
+        return PretrainedFeatureExtractor(image_shape=(8, 8), n_epochs=1, random_state=3)
+
     np.testing.assert_array_equal(make().fit(X, y).theta_, make().fit(X, y).theta_)
     other = PretrainedFeatureExtractor(image_shape=(8, 8), n_epochs=1, random_state=4).fit(X, y)
     assert not np.array_equal(make().fit(X, y).theta_, other.theta_)
@@ -221,9 +223,11 @@ def test_balanced_class_weight_is_inverse_frequency(digits):
     X, y = X[(y < 3) & ((y != 0) | (np.arange(len(y)) % 4 == 0))], y[(y < 3) & ((y != 0) | (np.arange(len(y)) % 4 == 0))]
     counts = np.bincount(y)
     by_hand = {c: len(y) / (3 * n) for c, n in enumerate(counts)}
-    make = lambda cw: PretrainedFeatureExtractor(
-        image_shape=(8, 8), n_epochs=2, class_weight=cw, random_state=0
-    ).fit(X, y)
+    def make(cw):
+        return PretrainedFeatureExtractor(
+            image_shape=(8, 8), n_epochs=2, class_weight=cw, random_state=0
+        ).fit(X, y)
+
     np.testing.assert_allclose(make("balanced").theta_, make(by_hand).theta_, rtol=1e-6, atol=1e-7)
     assert not np.allclose(make("balanced").theta_, make(None).theta_)
 

@@ -37,7 +37,9 @@ def test_first_task_is_the_map_estimate_under_the_prior(iris, batch_size, n_epoc
         random_state=0,
     ).partial_fit(X, y, classes=iris.classes)
     nll = softmax_regression_loss(clf.network_, X, y)
-    loss = lambda t: 0.5 * 2.0 * t @ t + nll(t)
+    def loss(t):
+        return 0.5 * 2.0 * t @ t + nll(t)
+
     reference = scipy_minimize(loss, np.zeros(clf.network_.n_params), method="L-BFGS-B").x
     np.testing.assert_allclose(clf.theta_, reference, atol=5e-3)
     assert loss(clf.theta_) - loss(reference) < 1e-5 * loss(reference)
@@ -51,7 +53,9 @@ def test_aqc_second_task_minimises_the_quadratic_plus_nll(iris):
     X, y = iris.train[1]
     clf.partial_fit(X, y)
     nll = softmax_regression_loss(clf.network_, X, y)
-    loss = lambda t: 0.5 * 10.0 * (t - center) @ H @ (t - center) + nll(t)
+    def loss(t):
+        return 0.5 * 10.0 * (t - center) @ H @ (t - center) + nll(t)
+
     reference = scipy_minimize(loss, center, method="L-BFGS-B").x
     assert loss(clf.theta_) - loss(reference) < 1e-5 * loss(reference)
     np.testing.assert_allclose(clf.theta_, reference, atol=5e-3)

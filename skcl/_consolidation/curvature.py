@@ -106,7 +106,7 @@ def _layer_statistics(model, kind, theta, X, y):
 
     if kind == "hessian":
         blocks = jax.vmap(jax.hessian(sample_nll), in_axes=(None, 0, 0))(zeros, X, y)
-        S = [blocks[l][l] for l in range(len(zeros))]
+        S = [blocks[k][k] for k in range(len(zeros))]
     elif kind == "ggn":
         jacobians = jax.vmap(jax.jacfwd(sample_logits), in_axes=(None, 0))(zeros, X)
         Lam = _output_hessian(model.likelihood, network.apply(theta, X))

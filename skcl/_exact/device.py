@@ -322,8 +322,8 @@ def _moment_kernels(precision):
         # as a product with the weighted indicators (an addition in a
         # fixed order: a scatter-add would add in any order on a GPU).
         A = (x.astype(jnp.float64) - R[g]) * r[:, None]
-        O = (slot[:, None] == jnp.arange(n_slots)[None, :]) * r[:, None]
-        return A, jnp.matmul(O.T, A, precision=highest)
+        ind = (slot[:, None] == jnp.arange(n_slots)[None, :]) * r[:, None]
+        return A, jnp.matmul(ind.T, A, precision=highest)
 
     if precision == "float64":
         def product(A):
