@@ -41,7 +41,8 @@ def best_of(repeats, fn):
 
 
 def update_vs_gemm(n, d, n_classes, repeats, dtype, pauses):
-    """Per pause: median seconds of the product and of the update, and the median ratio of a round's two."""
+    """Per pause: median seconds of the product and of the update, and the
+    median ratio of a round's two."""
     from skcl._exact.task import task_moments
 
     rng = np.random.default_rng(0)

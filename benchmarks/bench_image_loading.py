@@ -70,7 +70,8 @@ def main():
             (Path(tmp) / folder).mkdir(parents=True)
             for path in (home / folder).iterdir():
                 if path.suffix != ".gz":
-                    with open(path, "rb") as src, gzip.open(Path(tmp) / folder / f"{path.name}.gz", "wb") as dst:
+                    gz_path = Path(tmp) / folder / f"{path.name}.gz"
+                    with open(path, "rb") as src, gzip.open(gz_path, "wb") as dst:
                         shutil.copyfileobj(src, dst)
         rows = [(name, measure(lambda n=name: getattr(datasets, n)(tmp)))
                 for name in ("load_ci_split_mnist", "load_ci_split_fashion_mnist")]
@@ -86,7 +87,9 @@ def main():
             # Smooth images with noise, closer to photographs than pure noise.
             image = Image.fromarray(base).resize((600, 450), Image.Resampling.BICUBIC)
             noisy = np.clip(np.asarray(image) + rng.normal(0, 8, (450, 600, 3)), 0, 255)
-            Image.fromarray(noisy.astype(np.uint8)).save(Path(tmp) / f"ISIC_{i:07d}.jpg", quality=90)
+            Image.fromarray(noisy.astype(np.uint8)).save(
+                Path(tmp) / f"ISIC_{i:07d}.jpg", quality=90
+            )
         start = time.perf_counter()
         read_isic_images(tmp, [f"ISIC_{i:07d}" for i in range(n)])
         per_image = (time.perf_counter() - start) / n

@@ -61,14 +61,16 @@ def consolidator_table(repeats):
             phi.block_until_ready()
 
         first, steady = timed(run, repeats)
-        print(f"{name:<8} {clf.network_.n_params:8d} {consolidator.n_params:9d} {first:8.3f} {steady:9.3f}")
+        print(f"{name:<8} {clf.network_.n_params:8d} {consolidator.n_params:9d} "
+              f"{first:8.3f} {steady:9.3f}")
     print()
 
 
 def variational_table(repeats):
     print("Time per partial_fit task, variational baselines (100 epochs, batch 16, "
           "10 training samples, 100 prediction samples)")
-    print(f"{'sequence':<15} {'method':<18} {'hidden':>7} {'first task s':>13} {'steady task s':>14}")
+    print(f"{'sequence':<15} {'method':<18} {'hidden':>7} "
+          f"{'first task s':>13} {'steady task s':>14}")
     for data, lr, hiddens in (
         (load_ci_split_iris(), 0.1, ((), (4,))),
         (load_ci_split_wine(), 0.01, ((), (16,))),
@@ -80,7 +82,8 @@ def variational_table(repeats):
                     clf.partial_fit(*data.train[0], classes=data.classes)
 
                 first, steady = timed(run, repeats)
-                print(f"{data.name:<15} {cls.__name__:<18} {str(hidden):>7} {first:13.3f} {steady:14.4f}")
+                print(f"{data.name:<15} {cls.__name__:<18} {str(hidden):>7} "
+                      f"{first:13.3f} {steady:14.4f}")
     print()
 
 

@@ -144,8 +144,10 @@ def main():
         }
         print("Stage times (s): pre-training "
               + ("cached" if pretrain_s is None else f"{pretrain_s:.0f}")
-              + "; features " + ", ".join(f"{c} {t:.1f}" for c, t in stage_times["transform_s"].items())
-              + "; searches " + ", ".join(f"{k} {t:.1f}" for k, t in stage_times["search_s"].items())
+              + "; features "
+              + ", ".join(f"{c} {t:.1f}" for c, t in stage_times["transform_s"].items())
+              + "; searches "
+              + ", ".join(f"{k} {t:.1f}" for k, t in stage_times["search_s"].items())
               + f"; total {stage_times['total_s']:.0f}")
         report["pairings"].append(
             {"title": title, "group": group, "pretraining": pretraining,

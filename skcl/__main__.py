@@ -206,7 +206,8 @@ def _in_flag_terms(message):
         ("the root argument", "the --data-dir option"),
         ("pass root=...", "pass --data-dir DIR"),
         ("root=...", "--data-dir DIR"),
-        ("(see the FileNotFoundError without download=True)", "(run without --download to see where)"),
+        ("(see the FileNotFoundError without download=True)",
+         "(run without --download to see where)"),
         ("download=True", "--download"),
         ("extractor_weights", "--extractor-weights"),
     ]:

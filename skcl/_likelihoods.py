@@ -90,7 +90,8 @@ def check_class_weight(class_weight):
         raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}.")
     if isinstance(cw, dict):
         for label, weight in cw.items():
-            if isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.number)) \
+            if isinstance(weight, (bool, np.bool_)) \
+                    or not isinstance(weight, (int, float, np.number)) \
                     or not np.isfinite(weight) or weight < 0:
                 raise ValueError(
                     f"class_weight must map labels to finite, non-negative numbers; "

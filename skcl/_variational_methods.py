@@ -320,7 +320,8 @@ class GSFSVIClassifier(_VariationalClassifier):
                 ) from exc
             if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high)) and np.all(low <= high)):
                 raise ValueError(
-                    f"inducing_bounds must be finite with low <= high, got {self.inducing_bounds!r}."
+                    f"inducing_bounds must be finite with low <= high, "
+                    f"got {self.inducing_bounds!r}."
                 )
             low, high = np.array(low), np.array(high)
         return FunctionSpace(

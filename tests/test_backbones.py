@@ -24,7 +24,8 @@ from skcl.metrics import final_average_accuracy
 from skcl.model_selection import SequenceGridSearch
 from skcl.pipeline import make_pipeline
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("torchvision") is not None
+HAS_TORCH = (importlib.util.find_spec("torch") is not None
+             and importlib.util.find_spec("torchvision") is not None)
 
 
 def image_stats(images):
@@ -40,7 +41,8 @@ def projection(params, images):
 
 def projection_params(n_in=64, n_out=16, seed=0):
     rng = np.random.default_rng(seed)
-    return {"w": rng.normal(size=(n_in, n_out)).astype(np.float32) / 4, "b": np.zeros(n_out, np.float32)}
+    return {"w": rng.normal(size=(n_in, n_out)).astype(np.float32) / 4,
+            "b": np.zeros(n_out, np.float32)}
 
 
 def fitted_state(estimator):
@@ -50,7 +52,9 @@ def fitted_state(estimator):
 def assert_unchanged(estimator, before):
     after = fitted_state(estimator)
     assert after.keys() == before.keys()
-    assert all(after[k] is before[k] for k in before), [k for k in before if after[k] is not before[k]]
+    assert all(after[k] is before[k] for k in before), [
+        k for k in before if after[k] is not before[k]
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +198,8 @@ def test_weights_enum_uses_its_state_and_its_preprocessing(torch, resnet18_file,
 def test_a_local_copy_of_published_weights_gets_their_preprocessing(torch, resnet18_file):
     _, path = resnet18_file
     extractor = BackboneFeatureExtractor("resnet18", weights=path).fit(rgb_images(n=1, size=16))
-    assert extractor.preprocess_["resize_size"] == 256 and extractor.preprocess_["crop_size"] == (224, 224)
+    assert (extractor.preprocess_["resize_size"] == 256
+            and extractor.preprocess_["crop_size"] == (224, 224))
 
 
 def test_other_torchvision_models_lose_their_last_linear_layer(torch):
@@ -273,7 +278,8 @@ def test_precision_is_checked(digits):
 def test_jax_function_with_params(digits):
     X, _ = digits
     params = projection_params()
-    extractor = BackboneFeatureExtractor(projection, params=params, image_shape=(8, 8), batch_size=32)
+    extractor = BackboneFeatureExtractor(projection, params=params, image_shape=(8, 8),
+                                         batch_size=32)
     features = extractor.fit(X).transform(X[:50])
     expected = np.tanh(X[:50] @ params["w"] + params["b"])
     np.testing.assert_allclose(features, expected, rtol=1e-5, atol=1e-5)
@@ -285,7 +291,9 @@ def test_jax_function_with_params(digits):
 def test_jax_preprocessing_resizes_crops_and_normalises(digits):
     X, _ = digits
     spec = dict(resize_size=16, crop_size=12, mean=(0.5,), std=(0.25,))
-    extractor = BackboneFeatureExtractor(lambda x: x, preprocess=spec, image_shape=(8, 8)).fit(X[:3])
+    extractor = BackboneFeatureExtractor(
+        lambda x: x, preprocess=spec, image_shape=(8, 8)
+    ).fit(X[:3])
     features = extractor.transform(X[:3]).reshape(3, 12, 12)
     assert extractor.n_features_in_ == 64 and features.shape == (3, 12, 12)
     # An upsampled constant image stays constant; then it is normalised.
@@ -306,8 +314,12 @@ class _FlaxLike:
 def test_a_bound_apply_method_like_flax(digits):
     X, _ = digits
     variables = {"params": projection_params()}
-    one = BackboneFeatureExtractor(_FlaxLike(1.0).apply, params=variables, image_shape=(8, 8)).fit(X)
-    two = BackboneFeatureExtractor(_FlaxLike(2.0).apply, params=variables, image_shape=(8, 8)).fit(X)
+    one = BackboneFeatureExtractor(
+        _FlaxLike(1.0).apply, params=variables, image_shape=(8, 8)
+    ).fit(X)
+    two = BackboneFeatureExtractor(
+        _FlaxLike(2.0).apply, params=variables, image_shape=(8, 8)
+    ).fit(X)
     np.testing.assert_allclose(two.transform(X[:5]), 2 * one.transform(X[:5]), rtol=1e-6)
     assert one.backbone_hash_ != two.backbone_hash_
 
@@ -346,9 +358,13 @@ def test_jax_function_and_torch_module_in_pipeline_and_search(kind, digits):
     X_first = data["train"][0][0]
     settings = dict(n_epochs=5, batch_size=32, learning_rate=0.05, random_state=0)
     if kind == "jax":
-        extractor = BackboneFeatureExtractor(projection, params=projection_params(), image_shape=(8, 8))
+        extractor = BackboneFeatureExtractor(
+            projection, params=projection_params(), image_shape=(8, 8)
+        )
     else:
-        extractor = BackboneFeatureExtractor(small_torch_module(pytest.importorskip("torch")), image_shape=(8, 8))
+        extractor = BackboneFeatureExtractor(
+            small_torch_module(pytest.importorskip("torch")), image_shape=(8, 8)
+        )
     extractor.fit(X_first)
     model = make_pipeline(extractor, AQCClassifier(alpha=10, **settings))
     for X_task, y_task in data["train"]:
@@ -364,8 +380,10 @@ def test_jax_function_and_torch_module_in_pipeline_and_search(kind, digits):
 def test_pickle_and_clone(torch, digits, tmp_path):
     X, _ = digits
     for extractor in [
-        BackboneFeatureExtractor(projection, params=projection_params(), image_shape=(8, 8), memory=str(tmp_path)),
-        BackboneFeatureExtractor(small_torch_module(torch), image_shape=(8, 8), memory=str(tmp_path)),
+        BackboneFeatureExtractor(projection, params=projection_params(), image_shape=(8, 8),
+                                 memory=str(tmp_path)),
+        BackboneFeatureExtractor(small_torch_module(torch), image_shape=(8, 8),
+                                 memory=str(tmp_path)),
     ]:
         features = extractor.fit(X).transform(X[:10])
         restored = pickle.loads(pickle.dumps(extractor))
@@ -431,7 +449,10 @@ def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, caplog):
     caplog.set_level("INFO", logger="skcl")
     X, _ = digits
     memory = str(tmp_path)
-    make = lambda f, p: BackboneFeatureExtractor(f, params=p, image_shape=(8, 8), memory=memory, verbose=1)  # noqa: E731
+    def make(f, p):
+        return BackboneFeatureExtractor(f, params=p, image_shape=(8, 8), memory=memory,
+                                        verbose=1)
+
     base = make(projection, projection_params()).fit(X).transform(X)
     np.testing.assert_array_equal(make(projection, projection_params()).fit(X).transform(X), base)
     other_params = make(projection, projection_params(seed=1)).fit(X).transform(X)
@@ -444,7 +465,10 @@ def test_cache_keys_jax_functions_by_code_and_params(digits, tmp_path, caplog):
 def test_cache_keys_torch_modules_by_their_weights(torch, digits, tmp_path):
     X, _ = digits
     module = small_torch_module(torch)
-    make = lambda: BackboneFeatureExtractor(module, image_shape=(8, 8), memory=str(tmp_path)).fit(X[:2])  # noqa: E731
+    def make():
+        extractor = BackboneFeatureExtractor(module, image_shape=(8, 8), memory=str(tmp_path))
+        return extractor.fit(X[:2])
+
     before = make()
     first = before.transform(X[:10])
     with torch.no_grad():
@@ -476,14 +500,17 @@ def test_bad_torchvision_input_fails_clearly_and_changes_nothing(torch, resnet18
     garbage = tmp_path / "garbage.pth"
     garbage.write_bytes(b"not a torch file")
     cases = [
-        (dict(weights=ten_classes), ValueError, r"(?s)do not fit torchvision.s resnet18.*size mismatch"),
+        (dict(weights=ten_classes), ValueError,
+         r"(?s)do not fit torchvision.s resnet18.*size mismatch"),
         (dict(weights=linear), ValueError, r"(?s)do not fit torchvision.s resnet18.*Missing key"),
         (dict(weights=garbage), ValueError, "not a readable torch weights file"),
         (dict(weights=tmp_path / "missing.pth"), ValueError, "not a readable torch weights file"),
-        (dict(weights=ResNet50_Weights.DEFAULT), ValueError, "not weights of torchvision's resnet18"),
+        (dict(weights=ResNet50_Weights.DEFAULT), ValueError,
+         "not weights of torchvision's resnet18"),
         (dict(weights="IMAGENET9K"), ValueError, "has no weights 'IMAGENET9K'"),
         (dict(backbone="resnet_18"), ValueError, "not a torchvision model name.*gn_resnet18"),
-        (dict(device="cuda:7" if not torch.cuda.is_available() else "nonsense"), ValueError, "device"),
+        (dict(device="cuda:7" if not torch.cuda.is_available() else "nonsense"), ValueError,
+         "device"),
         (dict(params={"w": 1}), ValueError, "params is for a JAX function"),
         (dict(preprocess={"size": 3}), ValueError, "unknown keys"),
         (dict(preprocess={"mean": (0.5,) * 3}), ValueError, "both mean and std"),
@@ -491,7 +518,8 @@ def test_bad_torchvision_input_fails_clearly_and_changes_nothing(torch, resnet18
     for change, error, message in cases:
         with pytest.raises(error, match=message):
             extractor.set_params(**change).fit(images)
-        extractor.set_params(backbone="resnet18", weights=path, device="auto", params=None, preprocess=None)
+        extractor.set_params(backbone="resnet18", weights=path, device="auto", params=None,
+                             preprocess=None)
         assert_unchanged(extractor, before)
     with pytest.raises(ValueError, match=r"images of shape \(32, 32, 3\).*got \(32, 32, 1\)"):
         extractor.transform(images[..., :1])
@@ -503,7 +531,9 @@ def test_bad_torchvision_input_fails_clearly_and_changes_nothing(torch, resnet18
 
 def test_images_the_network_cannot_take(digits):
     X, _ = digits
-    extractor = BackboneFeatureExtractor(projection, params=projection_params(), image_shape=(8, 8)).fit(X)
+    extractor = BackboneFeatureExtractor(
+        projection, params=projection_params(), image_shape=(8, 8)
+    ).fit(X)
     before = fitted_state(extractor)
     with pytest.raises(ValueError, match=r"cannot take images of shape \(4, 4, 1\)"):
         extractor.set_params(image_shape=(4, 4)).fit(X[:, :16])
@@ -527,7 +557,9 @@ def test_missing_torch_says_which_extra_to_install(monkeypatch, digits):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setattr(sys, "meta_path", [NoTorch(), *sys.meta_path])
     extractor = BackboneFeatureExtractor("resnet18", image_shape=(8, 8))
-    with pytest.raises(ImportError, match=r"torchvision's resnet18 runs in torch.*pip install \"skcl\[torch\]\""):
+    with pytest.raises(
+        ImportError, match=r"torchvision's resnet18 runs in torch.*pip install \"skcl\[torch\]\""
+    ):
         extractor.fit(X)
     assert not fitted_state(extractor)
     # A JAX function needs no torch.

@@ -278,7 +278,8 @@ def test_kronecker_is_exact_for_one_sample(hidden_problem, kind):
     one = (X[:1], y[:1], w[:1])
     full = dense(model, kind, "full", theta, *one)
     kron = dense(model, kind, "kron", theta, *one)
-    for got, expected in zip(_layer_blocks(kron, model.network), _layer_blocks(full, model.network)):
+    for got, expected in zip(_layer_blocks(kron, model.network),
+                             _layer_blocks(full, model.network)):
         assert relative_error(got, expected) < 1e-4
     cross = full.copy()
     for block in _layer_blocks(cross, model.network):

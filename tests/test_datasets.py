@@ -17,7 +17,8 @@ from skcl.datasets import (
 
 @pytest.mark.parametrize(
     "loader, dataset, n_features",
-    [(load_ci_split_iris, load_iris, 4), (load_ci_split_2d_iris, load_iris, 2), (load_ci_split_wine, load_wine, 13)],
+    [(load_ci_split_iris, load_iris, 4), (load_ci_split_2d_iris, load_iris, 2),
+     (load_ci_split_wine, load_wine, 13)],
 )
 def test_classical_sequences_partition_the_dataset(loader, dataset, n_features):
     data = loader()

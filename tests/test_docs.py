@@ -135,7 +135,8 @@ def test_public_name_has_a_docstring(module, name):
 CALLABLE_NAMES = [(m, n) for m, n in PUBLIC_NAMES if _is_callable_api(_public_object(m, n))]
 
 
-@pytest.mark.parametrize("module, name", CALLABLE_NAMES, ids=[f"{m}.{n}" for m, n in CALLABLE_NAMES])
+@pytest.mark.parametrize("module, name", CALLABLE_NAMES,
+                         ids=[f"{m}.{n}" for m, n in CALLABLE_NAMES])
 def test_public_class_or_function_has_an_example(module, name):
     assert re.search(r"^\s*Examples\n\s*-{8}", helpers.public_doc(module, name), re.M), (
         f"{module}.{name} has no Examples section in its docstring."

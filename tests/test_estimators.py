@@ -28,8 +28,9 @@ def learned_state(clf):
     """Everything the estimator has learned, as comparable values.
 
     Arrays become (dtype, shape, bytes), so equality is bit-for-bit; other
-    leaves compare by repr; the history's wall times are left out. (Comparing whole pickles would also compare
-    how pickle happens to share equal dtype objects.)
+    leaves compare by repr; the history's wall times are left out. (Comparing
+    whole pickles would also compare how pickle happens to share equal dtype
+    objects.)
     """
 
     def exact(leaf):
@@ -187,7 +188,8 @@ def test_ci_split_iris_acceptance(iris):
     joint = run(JointClassifier(**IRIS_SETTINGS, random_state=0))
     assert final_average_accuracy(joint, iris.test) >= 0.9
 
-    candidates = [run(AQCClassifier(alpha=a, **IRIS_SETTINGS, random_state=0)) for a in (1, 10, 100, 1000, 10000)]
+    candidates = [run(AQCClassifier(alpha=a, **IRIS_SETTINGS, random_state=0))
+                  for a in (1, 10, 100, 1000, 10000)]
     scores = [final_average_accuracy(c, iris.validation) for c in candidates]
     best = candidates[int(np.argmax(scores))]
     assert final_average_accuracy(best, iris.test) >= 0.6

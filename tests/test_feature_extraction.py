@@ -121,7 +121,8 @@ def test_parameter_counts_follow_the_papers_architectures():
     convs = sum(9 * a * b + b for a, b in zip(widths[:-1], widths[1:]))
     shortcuts = sum(a * b + b for a, b in [(32, 64), (64, 128), (128, 256), (256, 512)])
     norms = 2 * (sum(widths[1:]) + 64 + 128 + 256 + 512)
-    assert ConvNet("gn_resnet18", (32, 32, 3), 100).n_params == convs + shortcuts + norms + 512 * 100 + 100
+    assert (ConvNet("gn_resnet18", (32, 32, 3), 100).n_params
+            == convs + shortcuts + norms + 512 * 100 + 100)
 
 
 def test_initialisation_is_lecun_normal_with_zero_biases():
@@ -220,7 +221,8 @@ def test_same_random_state_gives_the_same_weights(digits):
 
 def test_balanced_class_weight_is_inverse_frequency(digits):
     X, y = digits
-    X, y = X[(y < 3) & ((y != 0) | (np.arange(len(y)) % 4 == 0))], y[(y < 3) & ((y != 0) | (np.arange(len(y)) % 4 == 0))]
+    kept = (y < 3) & ((y != 0) | (np.arange(len(y)) % 4 == 0))
+    X, y = X[kept], y[kept]
     counts = np.bincount(y)
     by_hand = {c: len(y) / (3 * n) for c, n in enumerate(counts)}
     def make(cw):
@@ -367,16 +369,22 @@ def test_bad_weights_files_fail_clearly_and_change_nothing(tmp_path, digits, sma
         (not_ours, "not a readable skcl weights file"),
         (_rewrite(good, tmp_path / "v.npz", header={"version": 99}), "format version 99"),
         (_rewrite(good, tmp_path / "f.npz", header={"format": "keras"}), "not an skcl"),
-        (_rewrite(good, tmp_path / "s.npz", theta=np.zeros(10, np.float32)), "corrupted: it holds 10"),
-        (_rewrite(good, tmp_path / "n.npz", theta=np.full(small_extractor.theta_.size, np.nan, np.float32)), "not all finite"),
-        (_rewrite(good, tmp_path / "h.npz", header={"image_shape": "8x8"}), "corrupted: its header"),
+        (_rewrite(good, tmp_path / "s.npz", theta=np.zeros(10, np.float32)),
+         "corrupted: it holds 10"),
+        (_rewrite(good, tmp_path / "n.npz",
+                  theta=np.full(small_extractor.theta_.size, np.nan, np.float32)),
+         "not all finite"),
+        (_rewrite(good, tmp_path / "h.npz", header={"image_shape": "8x8"}),
+         "corrupted: its header"),
     ]
     before = small_extractor.transform(X[:20])
     for path, message in cases:
         with pytest.raises(ValueError, match=message):
             small_extractor.load_weights(path)
         np.testing.assert_array_equal(small_extractor.transform(X[:20]), before)
-    with pytest.raises(ValueError, match="holds a 'cnn4' extractor, but this one's architecture is 'gn_resnet18'"):
+    with pytest.raises(
+        ValueError, match="holds a 'cnn4' extractor, but this one's architecture is 'gn_resnet18'"
+    ):
         PretrainedFeatureExtractor("gn_resnet18").load_weights(good)
     with pytest.raises(ValueError, match=r"trained on images of shape \(8, 8, 1\)"):
         PretrainedFeatureExtractor(image_shape=(28, 28)).load_weights(good)
@@ -434,7 +442,8 @@ def test_pickle_round_trip(digits, small_extractor):
 
 
 @parametrize_with_checks(
-    [PretrainedFeatureExtractor(n_epochs=2, batch_size=16, transform_batch_size=64, random_state=0)],
+    [PretrainedFeatureExtractor(n_epochs=2, batch_size=16, transform_batch_size=64,
+                                random_state=0)],
     expected_failed_checks=lambda estimator: {
         "check_sample_weight_equivalence_on_dense_data": (
             "a zero weight keeps the sample in the minibatch schedule: the number of "

@@ -78,7 +78,8 @@ def write_mnist_like(root, folder="MNIST", *, n_train=10, n_test=4, n_classes=10
     raw = root / folder / "raw"
     raw.mkdir(parents=True)
     written = {}
-    for split, n, gz in (("train", n_train, True), ("t10k" if not prefix else "test", n_test, False)):
+    for split, n, gz in (("train", n_train, True),
+                         ("t10k" if not prefix else "test", n_test, False)):
         labels = np.repeat(np.arange(n_classes), n)
         images = labelled_images(labels)
         stored = images.transpose(0, 2, 1) if transpose else images
@@ -90,7 +91,8 @@ def write_mnist_like(root, folder="MNIST", *, n_train=10, n_test=4, n_classes=10
 
 def cifar_pickle(obj):
     """Pickled like the official (Python 2) files: protocol 2, numpy.core."""
-    return pickle.dumps(obj, protocol=2).replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+    return pickle.dumps(obj, protocol=2).replace(b"numpy._core.multiarray",
+                                                 b"numpy.core.multiarray")
 
 
 def cifar_images(labels):
@@ -132,7 +134,8 @@ BCN12 = ["actinic keratosis", "basal cell carcinoma", "dermatofibroma", "melanom
 SIZES = [(64, 48), (50, 40), (30, 60), (33, 33)]
 
 
-def write_isic(root, collection, class_counts, *, extra_rows=(), columns="isic_id,attribution,diagnosis"):
+def write_isic(root, collection, class_counts, *, extra_rows=(),
+               columns="isic_id,attribution,diagnosis"):
     """A folder as the ISIC tool writes it: <isic_id>.jpg + metadata.csv.
 
     Image k is a solid colour: red = 20 + 20·class, green = 3·k, so after
@@ -149,7 +152,9 @@ def write_isic(root, collection, class_counts, *, extra_rows=(), columns="isic_i
         for _ in range(count):
             image_id = f"ISIC_{k:07d}"
             size = SIZES[k % len(SIZES)]
-            Image.new("RGB", size, (20 + 20 * c, 3 * k, 128)).save(folder / f"{image_id}.jpg", quality=95)
+            Image.new("RGB", size, (20 + 20 * c, 3 * k, 128)).save(
+                folder / f"{image_id}.jpg", quality=95
+            )
             lines.append(f"{image_id},Hospital Clinic Barcelona,{diagnosis}")
             k += 1
     lines.extend(extra_rows)
@@ -450,16 +455,21 @@ def test_cifar_unpickler_refuses_code_and_reports_corrupt_files(tmp_path, monkey
     (folder / "data_batch_3").write_bytes(
         pickle.dumps({b"data": _Payload(), b"labels": []}, protocol=2)
     )
-    with pytest.raises(ValueError, match="data_batch_3.*refusing to load the global (posix|nt).system"):
+    with pytest.raises(ValueError,
+                       match="data_batch_3.*refusing to load the global (posix|nt).system"):
         load_ci_split_cifar10(tmp_path)
     assert not (tmp_path / "pwned").exists()
     (folder / "data_batch_3").write_bytes((folder / "data_batch_2").read_bytes()[:500])
     with pytest.raises(ValueError, match="data_batch_3 is not a CIFAR batch"):
         load_ci_split_cifar10(tmp_path)
-    (folder / "data_batch_3").write_bytes(cifar_pickle({b"data": cifar_images([1]), b"fine_labels": [1]}))
+    (folder / "data_batch_3").write_bytes(
+        cifar_pickle({b"data": cifar_images([1]), b"fine_labels": [1]})
+    )
     with pytest.raises(ValueError, match=r"lacks the keys \[b'labels'\]"):
         load_ci_split_cifar10(tmp_path)
-    (folder / "data_batch_3").write_bytes(cifar_pickle({b"data": np.zeros((1, 100), np.uint8), b"labels": [1]}))
+    (folder / "data_batch_3").write_bytes(
+        cifar_pickle({b"data": np.zeros((1, 100), np.uint8), b"labels": [1]})
+    )
     with pytest.raises(ValueError, match=r"shape \(n, 3072\)"):
         load_ci_split_cifar10(tmp_path)
 
@@ -520,7 +530,8 @@ def test_di_split_ham6_benign_0_malignant_1_on_ham8_splits(tmp_path):
         ["nevus", "melanoma"],
     ]
     assert ham6.target_names.tolist() == ["benign", "malignant"]
-    malignant = {HAM8.index(n) for n in ("basal cell carcinoma", "melanoma", "squamous cell carcinoma")}
+    malignant = {HAM8.index(n)
+                 for n in ("basal cell carcinoma", "melanoma", "squamous cell carcinoma")}
     for split in ("train", "validation", "test"):
         ids6 = []
         for (X, y), names in zip(ham6[split], ham6.task_classes):
@@ -580,7 +591,8 @@ def test_isic_cache_is_explicit_and_reused(tmp_path):
 
 def test_isic_errors_say_what_is_wrong(tmp_path, monkeypatch):
     monkeypatch.delenv("SKCL_DATA_DIR", raising=False)
-    with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'HAM10000' / 'metadata.csv'}.*isic-cli"):
+    with pytest.raises(FileNotFoundError,
+                       match=f"{tmp_path / 'HAM10000' / 'metadata.csv'}.*isic-cli"):
         load_ci_split_ham8(tmp_path)
     with pytest.raises(ValueError, match="download=True is not possible for BCN20000"):
         load_bcn12(tmp_path, download=True)
@@ -619,7 +631,8 @@ def _counts(tasks):
     "ci_loader, di_loader, train_counts, test_counts, mean_pixel",
     [
         (load_ci_split_mnist, load_di_split_mnist, MNIST_TRAIN_COUNTS, MNIST_TEST_COUNTS, 0.1307),
-        (load_ci_split_fashion_mnist, load_di_split_fashion_mnist, [6000] * 10, [1000] * 10, 0.2860),
+        (load_ci_split_fashion_mnist, load_di_split_fashion_mnist, [6000] * 10, [1000] * 10,
+         0.2860),
     ],
 )
 def test_real_split_mnist_and_fashion_mnist(shared_data_dir, ci_loader, di_loader,

@@ -90,7 +90,9 @@ def first_task_fit(iris):
     """Task 1 of CI Split Iris (softmax regression) and a consolidator fitted
     with the paper's defaults at r = 10 (the radius validation picks)."""
     X, y, w = _iris_task(iris)
-    clf = FineTuningClassifier(**IRIS_SETTINGS, random_state=0).partial_fit(X, y, classes=iris.classes)
+    clf = FineTuningClassifier(**IRIS_SETTINGS, random_state=0).partial_fit(
+        X, y, classes=iris.classes
+    )
     network = clf.network_
     model = Model(network, clf.likelihood_)
     prior = prior_state(network.n_params, 1.0)
@@ -107,7 +109,9 @@ def first_task_fit(iris):
 def test_consolidator_fits_the_loss_on_held_out_ball_samples(first_task_fit):
     f = first_task_fit
     held_out = ball_sample(jax.random.PRNGKey(123), jnp.asarray(f["theta"]), 10.0, 512)
-    target = np.asarray(target_values(f["model"], Prior(), f["prior"], held_out, f["X"], f["y"], f["w"]))
+    target = np.asarray(
+        target_values(f["model"], Prior(), f["prior"], held_out, f["X"], f["y"], f["w"])
+    )
     predicted = np.asarray(jax.vmap(f["kappa"].kappa)(held_out))
     spread = target.std()
     assert spread > 100  # the loss varies a lot over the ball...
@@ -124,7 +128,9 @@ def test_penalty_is_lambda_times_the_consolidator_network(first_task_fit):
     by_hand = state.consolidator.apply(state.phi, theta[None])[0, 0]
     assert float(state.kappa(jnp.asarray(theta))) == pytest.approx(float(by_hand))
     nc = Neural(7.0, 1.0, 0.01, 1.0, (256, 256), 10, 4)
-    assert float(nc.penalty(state, jnp.asarray(theta), None)) == pytest.approx(7.0 * float(by_hand), rel=1e-6)
+    assert float(nc.penalty(state, jnp.asarray(theta), None)) == pytest.approx(
+        7.0 * float(by_hand), rel=1e-6
+    )
 
 
 def test_consolidator_is_warm_started_from_the_previous_task(iris):
@@ -156,7 +162,8 @@ def test_second_task_minimises_alpha_kappa_plus_nll(iris):
     for clf in (weak, strong):
         clf.partial_fit(*iris.train[1])
     # λ ≈ 0 is fine-tuning on task 2; λ large lowers κ at θ*_2.
-    assert float(kappa.kappa(jnp.asarray(strong.theta_))) < float(kappa.kappa(jnp.asarray(weak.theta_)))
+    assert (float(kappa.kappa(jnp.asarray(strong.theta_)))
+            < float(kappa.kappa(jnp.asarray(weak.theta_))))
 
 
 @pytest.mark.slow
@@ -315,11 +322,15 @@ def test_after_task_1_every_lambda_of_a_radius_shares_one_consolidator_fit(iris)
     X, y = iris.train[0]
     FITS.clear()
     small = NCClassifier(alpha=1.0, radius=10.0, **common).partial_fit(X, y, classes=iris.classes)
-    large = NCClassifier(alpha=1000.0, radius=10.0, **common).partial_fit(X, y, classes=iris.classes)
+    large = NCClassifier(alpha=1000.0, radius=10.0, **common).partial_fit(
+        X, y, classes=iris.classes
+    )
     assert (FITS.hits, FITS.misses) == (1, 1)
     np.testing.assert_array_equal(large.consolidation_.phi, small.consolidation_.phi)
     FITS.clear()
-    again = NCClassifier(alpha=1000.0, radius=10.0, **common).partial_fit(X, y, classes=iris.classes)
+    again = NCClassifier(alpha=1000.0, radius=10.0, **common).partial_fit(
+        X, y, classes=iris.classes
+    )
     assert (FITS.hits, FITS.misses) == (0, 1)
     np.testing.assert_array_equal(again.consolidation_.phi, large.consolidation_.phi)
     np.testing.assert_array_equal(again.consolidator_loss_curve_, large.consolidator_loss_curve_)

@@ -129,7 +129,8 @@ def test_backbone_bar_counts_batches_and_not_cache_hits(digits, bars, capsys, tm
 def _same_search_results(a, b, iris):
     assert a.best_params_ == b.best_params_ and a.best_index_ == b.best_index_
     assert a.cv_results_["params"] == b.cv_results_["params"]
-    np.testing.assert_array_equal(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(a.cv_results_["mean_test_score"],
+                                  b.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(a.accuracy_matrices_, b.accuracy_matrices_)
     X = np.concatenate([X for X, _ in iris.test])
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))

@@ -195,7 +195,8 @@ def test_cli_reproduces_split_mnist_on_fashion_mnist_features(shared_data_dir, t
     assert status == 0
     out = capsys.readouterr().out
     assert "Extractor: cnn4 pre-trained on Fashion-MNIST (file:" in out
-    assert "CI MNIST: features of an extractor pre-trained on Fashion-MNIST (the paper: EMNIST Letters)" in out
+    assert ("CI MNIST: features of an extractor pre-trained on Fashion-MNIST "
+            "(the paper: EMNIST Letters)") in out
     with open(tmp_path / "ci-split-mnist.csv") as f:
         rows = {row["method"]: row for row in csv.DictReader(f)}
     assert float(rows["Fine-tuning"]["test"]) <= 21

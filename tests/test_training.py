@@ -46,7 +46,8 @@ def test_first_task_is_the_map_estimate_under_the_prior(iris, batch_size, n_epoc
 
 
 def test_aqc_second_task_minimises_the_quadratic_plus_nll(iris):
-    clf = AQCClassifier(alpha=10.0, n_epochs=1000, batch_size=16, learning_rate=0.05, random_state=0)
+    clf = AQCClassifier(alpha=10.0, n_epochs=1000, batch_size=16, learning_rate=0.05,
+                        random_state=0)
     clf.partial_fit(*iris.train[0], classes=iris.classes)
     center = clf.theta_.astype(np.float64)
     H = clf.hessian_.astype(np.float64)

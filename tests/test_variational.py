@@ -37,7 +37,9 @@ def test_gaussian_kl_matches_numerical_integration():
     )
     got = float(gaussian_kl(jnp.array(mq), jnp.array(sq**2), jnp.array(mp), jnp.array(sp**2)))
     assert got == pytest.approx(by_quadrature, rel=1e-5)
-    assert float(gaussian_kl(jnp.array(mq), jnp.array(sq**2), jnp.array(mq), jnp.array(sq**2))) == pytest.approx(0.0, abs=1e-6)
+    assert float(
+        gaussian_kl(jnp.array(mq), jnp.array(sq**2), jnp.array(mq), jnp.array(sq**2))
+    ) == pytest.approx(0.0, abs=1e-6)
 
 
 def test_gaussian_family_layout_prior_and_kl():
@@ -65,7 +67,10 @@ def _mixture(weights, means, stds):
     ).astype(np.float32)
 
     def logpdf(x):
-        return logsumexp([np.log(w) + stats.norm(m, s).logpdf(x) for w, m, s in zip(weights, means, stds)], axis=0)
+        return logsumexp(
+            [np.log(w) + stats.norm(m, s).logpdf(x) for w, m, s in zip(weights, means, stds)],
+            axis=0,
+        )
 
     def cdf(x):
         return sum(w * stats.norm(m, s).cdf(x) for w, m, s in zip(weights, means, stds))
@@ -122,7 +127,9 @@ def _iris_one_feature():
     iris = load_iris()
     keep = np.flatnonzero(iris.target > 0)
     rng = np.random.default_rng(0)
-    chosen = np.concatenate([rng.choice(keep[iris.target[keep] == c], 20, replace=False) for c in (1, 2)])
+    chosen = np.concatenate(
+        [rng.choice(keep[iris.target[keep] == c], 20, replace=False) for c in (1, 2)]
+    )
     rng.shuffle(chosen)
     x = iris.data[chosen, 0]
     x = (x - x.mean()) / x.std()

@@ -128,7 +128,8 @@ class ShiftedSums:
             self._add_gram(g, A[a:b])
 
     def absorb(self, other):
-        """Add the sums of ``other``, a :class:`ShiftedSums` of other rows about the same references."""
+        """Add the sums of ``other``, a :class:`ShiftedSums` of other rows about
+        the same references."""
         self.counts += other.counts
         self.sums += other.sums
         for key, product in other.products.items():

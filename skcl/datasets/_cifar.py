@@ -86,7 +86,9 @@ def read_cifar_batch(path, keys=()):
             "it with the official file."
         ) from error
     if not isinstance(batch, dict):
-        raise ValueError(f"{path} is not a CIFAR batch: it holds a {type(batch).__name__}, not a dict.")
+        raise ValueError(
+            f"{path} is not a CIFAR batch: it holds a {type(batch).__name__}, not a dict."
+        )
     missing = [key for key in keys if key not in batch]
     if missing:
         raise ValueError(

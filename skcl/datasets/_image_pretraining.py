@@ -83,7 +83,8 @@ def load_fashion_mnist(root=None, *, download=False, random_state=PAPER_SEED):
 
 @fill_doc(
     PARAMETERS, PRETRAINING_RETURNS, shape="(n, 28, 28)", last=25,
-    layout="``EMNIST/raw/emnist-letters-{train,test}-{images-idx3,labels-idx1}-ubyte`` (or ``.gz``)",
+    layout="``EMNIST/raw/emnist-letters-{train,test}-{images-idx3,labels-idx1}-ubyte``"
+           " (or ``.gz``)",
 )
 def load_emnist_letters(root=None, *, download=False, random_state=PAPER_SEED):
     """EMNIST Letters: the paper's pre-training task for Split MNIST.

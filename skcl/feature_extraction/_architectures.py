@@ -146,7 +146,9 @@ def _resnet18_features(params, x):
     x = _conv_norm_swish(x, params, "conv0", "norm0")
     for i in range(len(_RESNET_BLOCK_WIDTHS)):
         residual = _conv_norm_swish(x, params, f"block{i}_conv0", f"block{i}_norm0")
-        residual = _group_norm(_convolve(residual, params[f"block{i}_conv1"]), params[f"block{i}_norm1"])
+        residual = _group_norm(
+            _convolve(residual, params[f"block{i}_conv1"]), params[f"block{i}_norm1"]
+        )
         if f"block{i}_shortcut_conv" in params:
             x = _group_norm(
                 _convolve(x, params[f"block{i}_shortcut_conv"]), params[f"block{i}_shortcut_norm"]

@@ -434,7 +434,10 @@ class BackboneFeatureExtractor(
                 f"and bfloat16 trade exactness for speed on a GPU), got {self.precision!r}."
             )
         if not isinstance(self.device, str):
-            raise ValueError(f"device must be a string such as 'auto', 'cpu' or 'cuda', got {self.device!r}.")
+            raise ValueError(
+                "device must be a string such as 'auto', 'cpu' or 'cuda', "
+                f"got {self.device!r}."
+            )
         if not (isinstance(self.backbone, str) or callable(self.backbone)):
             raise ValueError(
                 f"backbone must be a torchvision model name, a JAX function or a torch "
@@ -468,7 +471,9 @@ class BackboneFeatureExtractor(
     def _build_torch(self):
         """A torchvision model or a copy of your module, weights loaded, frozen on its device."""
         name = self.backbone if isinstance(self.backbone, str) else None
-        torch = _import_torch(f"torchvision's {name}" if name is not None else "A torch module backbone")
+        torch = _import_torch(
+            f"torchvision's {name}" if name is not None else "A torch module backbone"
+        )
         if name is not None:
             check_model_name(name)
         state = (
@@ -486,7 +491,10 @@ class BackboneFeatureExtractor(
             "model_": model,
             "params_": None,
             "device_": str(device),
-            "_identity": ("torchvision", name) if name is not None else module_identity(self.backbone, model),
+            "_identity": (
+                ("torchvision", name) if name is not None
+                else module_identity(self.backbone, model)
+            ),
             "_weights_hash": state_dict_hash(model),
         }
 

@@ -444,7 +444,8 @@ class PretrainedFeatureExtractor(
         return self.architecture
 
     def _check_params(self):
-        if self.architecture not in ARCHITECTURES and self.architecture not in DEPRECATED_ARCHITECTURES:
+        if (self.architecture not in ARCHITECTURES
+                and self.architecture not in DEPRECATED_ARCHITECTURES):
             raise ValueError(
                 f"architecture must be one of {sorted(ARCHITECTURES)}, got {self.architecture!r}."
             )
@@ -477,7 +478,9 @@ class PretrainedFeatureExtractor(
                 f"reads version {_WEIGHTS_VERSION}."
             )
         # Files written before the rename say "resnet18": the same network.
-        stored = DEPRECATED_ARCHITECTURES.get(header.get("architecture"), header.get("architecture"))
+        stored = DEPRECATED_ARCHITECTURES.get(
+            header.get("architecture"), header.get("architecture")
+        )
         architecture = self._architecture()
         if stored != architecture:
             raise ValueError(

@@ -44,12 +44,16 @@ class ImageInputMixin:
         if X.ndim < 2 or X.ndim > 4:
             raise ValueError(
                 f"Expected images of shape (n, H, W) or (n, H, W, C), or a 2D array of "
-                f"flattened images; got an array of shape {X.shape}. Reshape your data either using "
+                f"flattened images; got an array of shape {X.shape}. "
+                "Reshape your data either using "
                 "array.reshape(-1, 1) if your data has a single feature or "
                 "array.reshape(1, -1) if it contains a single sample."
             )
         if len(X) == 0:
-            raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={X.shape}) "
+                "while a minimum of 1 is required."
+            )
         if X.ndim == 3:
             X = X[..., None]
         declared = self._declared_image_shape()

@@ -45,7 +45,9 @@ def jax_device(device):
     try:
         return devices[int(index) if index else 0]
     except (ValueError, IndexError):
-        raise ValueError(f"device={device!r}: JAX has {len(devices)} {platform} device(s).") from None
+        raise ValueError(
+            f"device={device!r}: JAX has {len(devices)} {platform} device(s)."
+        ) from None
 
 
 def on_device(params, device):
@@ -130,7 +132,8 @@ def _jax_preprocess(x, spec):
         crop = spec["crop_size"]
         pad_h, pad_w = max(crop[0] - height, 0), max(crop[1] - width, 0)
         if pad_h or pad_w:  # a crop larger than the image pads it with zeros
-            x = jnp.pad(x, ((0, 0), (pad_h // 2, pad_h - pad_h // 2), (pad_w // 2, pad_w - pad_w // 2), (0, 0)))
+            x = jnp.pad(x, ((0, 0), (pad_h // 2, pad_h - pad_h // 2),
+                            (pad_w // 2, pad_w - pad_w // 2), (0, 0)))
             height, width = x.shape[1:3]
         top, left = _crop_box(height, width, crop)
         x = x[:, top : top + crop[0], left : left + crop[1]]

@@ -76,7 +76,10 @@ def resolve_preprocess(preprocess, image_shape, *, torchvision):
             continue
         value = tuple(np.atleast_1d(value).tolist())
         if not (len(value) in (1, 2) and all(isinstance(v, Integral) and v >= 1 for v in value)):
-            raise ValueError(f"preprocess[{key!r}] must be a positive int or (height, width), got {spec[key]!r}.")
+            raise ValueError(
+                f"preprocess[{key!r}] must be a positive int or (height, width), "
+                f"got {spec[key]!r}."
+            )
         spec[key] = value if key == "crop_size" or len(value) == 2 else value[0]
     if isinstance(spec["crop_size"], tuple) and len(spec["crop_size"]) == 1:
         spec["crop_size"] = spec["crop_size"] * 2
@@ -95,7 +98,9 @@ def resolve_preprocess(preprocess, image_shape, *, torchvision):
             f"{spec['interpolation']!r}."
         )
     channels = image_shape[2]
-    spec["to_rgb"] = bool(channels == 1 and (torchvision or (spec["mean"] and len(spec["mean"]) == 3)))
+    spec["to_rgb"] = bool(
+        channels == 1 and (torchvision or (spec["mean"] and len(spec["mean"]) == 3))
+    )
     if spec["mean"] is not None and len(spec["mean"]) not in (1, 3 if spec["to_rgb"] else channels):
         raise ValueError(
             f"preprocess has {len(spec['mean'])} means and standard deviations, but "
@@ -106,4 +111,6 @@ def resolve_preprocess(preprocess, image_shape, *, torchvision):
 
 def describe(spec):
     """``spec`` in a few words, for messages: the steps that are on."""
-    return ", ".join(f"{k}={v}" for k, v in spec.items() if v is not None and v is not False) or "none"
+    return ", ".join(
+        f"{k}={v}" for k, v in spec.items() if v is not None and v is not False
+    ) or "none"

@@ -314,7 +314,8 @@ def torch_forward(model, spec, batch, device, precision="float32"):
         if spec["resize_size"] is not None:
             size = spec["resize_size"]
             size = list(size) if isinstance(size, tuple) else [size]
-            x = F.resize(x, size, interpolation=InterpolationMode(spec["interpolation"]), antialias=True)
+            x = F.resize(x, size, interpolation=InterpolationMode(spec["interpolation"]),
+                         antialias=True)
         if spec["crop_size"] is not None:
             x = F.center_crop(x, list(spec["crop_size"]))
         x = F.convert_image_dtype(x, torch.float)

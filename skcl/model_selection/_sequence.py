@@ -173,7 +173,9 @@ def check_sequential_estimator(estimator):
     """
     name = type(estimator).__name__
     if isinstance(estimator, type):
-        raise TypeError(f"estimator must be an estimator instance, not the class {estimator.__name__}.")
+        raise TypeError(
+            f"estimator must be an estimator instance, not the class {estimator.__name__}."
+        )
     if not callable(getattr(estimator, "partial_fit", None)):
         if isinstance(estimator, Pipeline):
             hint = (

@@ -65,7 +65,8 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
 
     >>> from skcl.datasets import load_ci_split_mnist
     >>> from skcl.reproduce import pretrained_extractor
-    >>> extractor, info = pretrained_extractor("fashion-mnist", cache_dir="weights")  # doctest: +SKIP
+    >>> extractor, info = pretrained_extractor(
+    ...     "fashion-mnist", cache_dir="weights")  # doctest: +SKIP
     >>> info["source"]  # doctest: +SKIP
     'pre-trained'
     >>> X, y = load_ci_split_mnist().train[0]  # doctest: +SKIP

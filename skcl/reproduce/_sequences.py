@@ -69,7 +69,8 @@ class Pretraining:
 PRETRAINING = {
     option.key: option
     for option in [
-        Pretraining("emnist-letters", "EMNIST Letters", _dataset("load_emnist_letters"), "cnn4", 0.01),
+        Pretraining("emnist-letters", "EMNIST Letters", _dataset("load_emnist_letters"),
+                    "cnn4", 0.01),
         Pretraining("fashion-mnist", "Fashion-MNIST", _dataset("load_fashion_mnist"), "cnn4", 0.01),
         Pretraining("mnist", "MNIST", _dataset("load_mnist"), "cnn4", 0.01),
         Pretraining("cifar-100", "CIFAR-100", _dataset("load_cifar100"), "gn_resnet18", 0.001),
@@ -241,9 +242,11 @@ SEQUENCES = {
         _image("ci-split-ham8", "CI HAM-8", _dataset("load_ci_split_ham8"), 0.001, ("bcn-12",)),
         _image("di-split-ham6", "DI HAM-6", _dataset("load_di_split_ham6"), 0.001, ("bcn-12",)),
         # Not in the paper: Split MNIST's mirror, for the reverse pairing.
-        _image("ci-split-fashion-mnist", "CI Fashion-MNIST", _dataset("load_ci_split_fashion_mnist"),
+        _image("ci-split-fashion-mnist", "CI Fashion-MNIST",
+               _dataset("load_ci_split_fashion_mnist"),
                0.01, ("mnist", "fashion-mnist")),
-        _image("di-split-fashion-mnist", "DI Fashion-MNIST", _dataset("load_di_split_fashion_mnist"),
+        _image("di-split-fashion-mnist", "DI Fashion-MNIST",
+               _dataset("load_di_split_fashion_mnist"),
                0.01, ("mnist", "fashion-mnist")),
         # Not in the paper: an MLP on the pixels, past the full Hessian's reach.
         _mlp("ci-split-mnist-mlp", "CI MNIST MLP", _dataset("load_ci_split_mnist")),
