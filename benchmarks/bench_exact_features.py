@@ -68,7 +68,15 @@ def baselines(seed):
         "Gaussian per (task, class)": (
             "skcl", GaussianDiscriminantClassifier(components="task_class", random_state=seed),
             None),
+        "Gaussian, held-out shrinkage (former default)": (
+            "skcl", GaussianDiscriminantClassifier(shrinkage="heldout", components="class",
+                                                   random_state=seed), None),
+        "Gaussian per (task, class), held-out shrinkage": (
+            "skcl", GaussianDiscriminantClassifier(shrinkage="heldout", components="task_class",
+                                                   random_state=seed), None),
         "Least squares": ("skcl", LeastSquaresClassifier(random_state=seed), None),
+        "Least squares, held-out alpha (former default)": (
+            "skcl", LeastSquaresClassifier(alpha="heldout", random_state=seed), None),
         "Least squares, 2,000 random ReLU features": (
             "skcl", LeastSquaresClassifier(random_state=seed), scaled_features),
         "GaussianNB": ("scikit-learn", GaussianNB(), None),
