@@ -236,9 +236,12 @@ class _ExactClassifier(SequentialClassifier):
 
 
 def _all_moments(estimator):
-    """The moments of every row learned from, held-out ones included (the fit's)."""
-    heldout = getattr(estimator, "heldout_moments_", None)
-    return estimator.moments_ if heldout is None else merge(estimator.moments_, heldout)
+    """The moments of every row learned from, held-out ones included (the fit's).
+
+    Free at the defaults: nothing is held out, and ``merge`` returns the
+    learned side as it is.
+    """
+    return merge(estimator.moments_, estimator.heldout_moments_)
 
 
 def _any_task(key):
