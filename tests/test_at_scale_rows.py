@@ -63,3 +63,11 @@ def test_the_rows_are_registered_and_small_on_the_classical_sequences():
     assert rf.resolve()().n_components == 2000  # the default size elsewhere
     for key in ("ci-split-iris", "ci-split-wine", "ci-split-2d-iris"):
         assert SEQUENCES[key].method_settings[rf.name] == {"n_components": 500}
+
+
+def test_every_method_of_the_tables_gives_probabilities():
+    # The runner scores every row's log loss and ECE: a row without
+    # predict_proba would stop `skcl reproduce` after the rows before it.
+    for method in select_methods():
+        estimator = method.resolve()(**method.params)
+        assert hasattr(estimator, "predict_proba"), method.name
