@@ -15,9 +15,9 @@ import jax
 import numpy as np
 
 from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, JointClassifier, SIClassifier
-from skcl._consolidation.curvature import task_curvature
-from skcl._model import Model
-from skcl._networks import MLP
+from skcl._gradient.consolidation.curvature import task_curvature
+from skcl._gradient.model import Model
+from skcl._gradient.networks import MLP
 from skcl.datasets import load_ci_split_iris
 
 

@@ -71,9 +71,9 @@ def _block(tree):
 def _curvature(cfg):
     import jax
 
-    from skcl._consolidation.curvature import task_curvature
-    from skcl._model import Model
-    from skcl._networks import MLP
+    from skcl._gradient.consolidation.curvature import task_curvature
+    from skcl._gradient.model import Model
+    from skcl._gradient.networks import MLP
 
     network = MLP(cfg["features"], (), cfg["classes"])
     model = Model(network, "categorical")
@@ -107,7 +107,7 @@ def _gemm(cfg):
     import jax.numpy as jnp
     import numpy as np
 
-    from skcl._consolidation.curvature import _chunk
+    from skcl._gradient.consolidation.curvature import _chunk
 
     f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
     d1, n_pairs = f + 1, k * (k + 1) // 2
@@ -145,7 +145,7 @@ def _epoch(cfg):
     import jax
     import numpy as np
 
-    from skcl._training import minimize
+    from skcl._gradient.training import minimize
 
     f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
     clf = _classifier(cfg["method"], f, k)
@@ -214,7 +214,7 @@ def run(cfg, timeout=1800):
 
 def refusal(features, classes):
     """The MemoryError's message for the full structure, or None if it fits."""
-    from skcl._consolidation.quadratic import check_structure_fits
+    from skcl._gradient.consolidation.quadratic import check_structure_fits
 
     try:
         check_structure_fits("full", [(features, classes)])

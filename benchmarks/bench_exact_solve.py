@@ -103,7 +103,7 @@ def moments_of_size(d, n_classes=10, seed=0):
 
 def host_solve(moments, targets):
     """The same solve with numpy (what ``backend="numpy"`` runs)."""
-    from skcl._exact_methods import _choose
+    from skcl._exact.base import _choose
 
     spectrum = ridge_spectrum(moments, targets)
     alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
@@ -125,7 +125,7 @@ def solve_on_device(args):
     import jax
     import jax.numpy as jnp
 
-    from skcl._exact_methods import _choose
+    from skcl._exact.base import _choose
 
     def choose(alphas, scores, fallback):
         return _choose(alphas, scores, fallback, "min")

@@ -22,10 +22,10 @@ import jax
 import numpy as np
 
 from skcl import FineTuningClassifier, GMVCLClassifier, GSFSVIClassifier, GVCLClassifier
-from skcl._consolidation import Prior, prior_state
-from skcl._consolidation.neural import fit_consolidator
-from skcl._model import Model
-from skcl._networks import MLP
+from skcl._gradient.consolidation import Prior, prior_state
+from skcl._gradient.consolidation.neural import fit_consolidator
+from skcl._gradient.model import Model
+from skcl._gradient.networks import MLP
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 
 

@@ -13,7 +13,7 @@ interleaved (the machine may be shared: compare ratios, not seconds).
    in a row by fine-tuning, AQC and joint training, each task timed:
    with one training loop compiled per task size (padding off, the
    behaviour before) and with small tasks padded to shared sizes
-   (``skcl._training.padded_size``), with the number of loops compiled
+   (``skcl._gradient.training.padded_size``), with the number of loops compiled
    and a check that θ*_T is bit-identical.
 3. **NC search.** :class:`~skcl.model_selection.SequenceGridSearch` of
    NCClassifier over the paper's 15-candidate grid (λ ∈ {1, 10, 100, 1000,
@@ -182,8 +182,8 @@ def shapes_table():
 
 def nc_table(quick):
     from skcl import NCClassifier
-    from skcl._consolidation import Neural
-    from skcl._consolidation.neural import FITS
+    from skcl._gradient.consolidation import Neural
+    from skcl._gradient.consolidation.neural import FITS
     from skcl.datasets import load_ci_split_iris
     from skcl.model_selection import SequenceGridSearch
 
@@ -238,11 +238,11 @@ def vmap_table(quick):
     import jax
     import jax.numpy as jnp
 
-    from skcl._consolidation import Neural, Prior
-    from skcl._consolidation.neural import NeuralState, fit_consolidator
-    from skcl._consolidation.quadratic import prior_state
-    from skcl._model import Model
-    from skcl._networks import MLP
+    from skcl._gradient.consolidation import Neural, Prior
+    from skcl._gradient.consolidation.neural import NeuralState, fit_consolidator
+    from skcl._gradient.consolidation.quadratic import prior_state
+    from skcl._gradient.model import Model
+    from skcl._gradient.networks import MLP
     from skcl.datasets import load_ci_split_iris
 
     # A task-2 fold of a 15-candidate NC grid on CI Split Iris (SR): every
@@ -300,7 +300,7 @@ import contextlib, sys, time
 import joblib
 import numpy as np
 from skcl import NCClassifier
-from skcl._consolidation.neural import FITS
+from skcl._gradient.consolidation.neural import FITS
 from skcl.datasets import load_ci_split_iris
 from skcl.model_selection import SequenceGridSearch
 

@@ -72,8 +72,8 @@ from pathlib import Path
 import numpy as np
 
 from skcl import SIClassifier
-from skcl._consolidation import PathIntegral
-from skcl._consolidation.base import consolidation
+from skcl._gradient.consolidation import PathIntegral
+from skcl._gradient.consolidation.base import consolidation
 from skcl.reproduce import (
     METHODS,
     SEQUENCES,

@@ -8,25 +8,25 @@ L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ); the exact family
 keeps it exactly, as sums, where the model allows.
 """
 
-from ._lazy import lazy_exports
+from ._utils.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 # The estimators are imported on first use (PEP 562), so that importing
 # skcl, e.g. for ``skcl --help``, does not import JAX.
 _LAZY = {
-    "AQCClassifier": "._quadratic_methods",
-    "EWCClassifier": "._quadratic_methods",
-    "OnlineEWCClassifier": "._quadratic_methods",
-    "SIClassifier": "._quadratic_methods",
-    "NCClassifier": "._neural_methods",
-    "FineTuningClassifier": "._reference_methods",
-    "JointClassifier": "._reference_methods",
-    "GMVCLClassifier": "._variational_methods",
-    "GSFSVIClassifier": "._variational_methods",
-    "GVCLClassifier": "._variational_methods",
-    "GaussianDiscriminantClassifier": "._exact_methods",
-    "LeastSquaresClassifier": "._exact_methods",
+    "AQCClassifier": "._gradient.estimators.quadratic",
+    "EWCClassifier": "._gradient.estimators.quadratic",
+    "OnlineEWCClassifier": "._gradient.estimators.quadratic",
+    "SIClassifier": "._gradient.estimators.quadratic",
+    "NCClassifier": "._gradient.estimators.neural",
+    "FineTuningClassifier": "._gradient.estimators.reference",
+    "JointClassifier": "._gradient.estimators.reference",
+    "GMVCLClassifier": "._gradient.estimators.variational",
+    "GSFSVIClassifier": "._gradient.estimators.variational",
+    "GVCLClassifier": "._gradient.estimators.variational",
+    "GaussianDiscriminantClassifier": "._exact.estimators.gaussian",
+    "LeastSquaresClassifier": "._exact.estimators.least_squares",
 }
 
 __all__ = [

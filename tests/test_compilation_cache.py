@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skcl import _compilation_cache
+from skcl._gradient import compilation_cache as _compilation_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ import warnings
 warnings.simplefilter("error", UserWarning)
 import logging, sys
 logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
-import skcl._training
+import skcl._gradient.training
 import jax, jax.numpy as jnp
 from skcl import FineTuningClassifier
 from skcl.datasets import load_ci_split_iris

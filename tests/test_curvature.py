@@ -9,17 +9,17 @@ import pytest
 from sklearn.preprocessing import StandardScaler
 
 from skcl import AQCClassifier, EWCClassifier, OnlineEWCClassifier, SIClassifier
-from skcl._consolidation import PathIntegral, prior_state
-from skcl._consolidation.curvature import task_curvature
-from skcl._consolidation.quadratic import check_structure_fits
-from skcl._consolidation.structures import (
+from skcl._gradient.consolidation import PathIntegral, prior_state
+from skcl._gradient.consolidation.curvature import task_curvature
+from skcl._gradient.consolidation.quadratic import check_structure_fits
+from skcl._gradient.consolidation.structures import (
     DiagonalCurvature,
     FullCurvature,
     KroneckerCurvature,
 )
-from skcl._model import Model
-from skcl._networks import MLP, apply_numpy
-from skcl._training import minimize
+from skcl._gradient.model import Model
+from skcl._gradient.networks import MLP, apply_numpy
+from skcl._gradient.training import minimize
 
 
 def _softmax(z):
@@ -342,7 +342,7 @@ def test_full_structure_is_refused_where_it_cannot_fit_before_any_work():
 
 
 def test_aqc_refuses_the_full_structure_at_p_51300_and_changes_nothing(monkeypatch):
-    from skcl._consolidation import quadratic
+    from skcl._gradient.consolidation import quadratic
 
     monkeypatch.setattr(quadratic, "_physical_memory", lambda: 24e9)
     rng = np.random.default_rng(0)

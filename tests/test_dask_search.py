@@ -27,7 +27,7 @@ def test_dask_cluster_gives_the_serial_results():
             on_dask = SequenceGridSearch(estimator, grid).fit(data.train, data.validation)
         workers = client.run(lambda: __import__("os").getpid())
         # Workers import skcl only to unpickle and train candidates.
-        trained = client.run(lambda: "skcl._training" in __import__("sys").modules)
+        trained = client.run(lambda: "skcl._gradient.training" in __import__("sys").modules)
     assert len(set(workers.values())) == 2 and __import__("os").getpid() not in workers.values()
     assert any(trained.values())
     np.testing.assert_array_equal(on_dask.cv_results_["mean_test_score"],

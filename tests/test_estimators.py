@@ -16,7 +16,7 @@ from skcl import (
     JointClassifier,
     SIClassifier,
 )
-from skcl._base import _PendingFold, deferred_folds
+from skcl._gradient.base import _PendingFold, deferred_folds
 from skcl.metrics import final_average_accuracy
 
 from .conftest import IRIS_SETTINGS

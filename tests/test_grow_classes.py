@@ -10,9 +10,9 @@ import pytest
 
 import skcl
 from skcl import AQCClassifier, EWCClassifier, SIClassifier
-from skcl._consolidation.variational import _inverse_softplus
-from skcl._keys import init_key
-from skcl._networks import output_column
+from skcl._gradient.consolidation.variational import _inverse_softplus
+from skcl._gradient.keys import init_key
+from skcl._gradient.networks import output_column
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 from skcl.pipeline import make_pipeline
 
@@ -188,7 +188,7 @@ def test_fresh_columns_without_an_unseen_output_are_a_fresh_init(iris):
 
 
 def test_the_key_streams_are_those_of_the_root_key():
-    # Named once in skcl._keys; the values are those the estimators always used.
+    # Named once in skcl._gradient.keys; the values are those the estimators always used.
     from skcl import _keys
 
     root = jax.random.PRNGKey(12345)

@@ -1,6 +1,6 @@
 """The Laplace predictive of AQC, EWC and online EWC, against independent computations.
 
-The references here share nothing with ``skcl._consolidation.laplace`` but
+The references here share nothing with ``skcl._gradient.consolidation.laplace`` but
 the fitted θ* and the stored curvature: Σ by numpy's inverse of λ·H_t,
 θ sampled by numpy and pushed through the float64 network, Jacobians by
 central finite differences, Gaussian integrals by Gauss–Hermite
@@ -16,7 +16,7 @@ from scipy.special import expit, log_softmax, softmax
 from scipy.stats import norm
 
 from skcl import AQCClassifier, EWCClassifier, OnlineEWCClassifier
-from skcl._consolidation.laplace import (
+from skcl._gradient.consolidation.laplace import (
     laplace_log_proba,
     logit_moments,
     mc_log_proba,
@@ -24,13 +24,13 @@ from skcl._consolidation.laplace import (
     posterior_root,
     probit_log_proba,
 )
-from skcl._consolidation.quadratic import QuadraticState
-from skcl._consolidation.structures import (
+from skcl._gradient.consolidation.quadratic import QuadraticState
+from skcl._gradient.consolidation.structures import (
     DiagonalCurvature,
     FullCurvature,
     KroneckerCurvature,
 )
-from skcl._networks import MLP, apply_numpy
+from skcl._gradient.networks import MLP, apply_numpy
 
 IRIS = dict(n_epochs=100, batch_size=16, learning_rate=0.1, random_state=0)
 

@@ -49,7 +49,7 @@ def test_bernoulli_probabilities_of_extreme_logits_are_exact_and_silent():
     """A logit of ±1000 gives probabilities 0 and 1 without an overflow warning."""
     import warnings
 
-    from skcl._likelihoods import BERNOULLI, probabilities
+    from skcl._gradient.likelihoods import BERNOULLI, probabilities
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -12,18 +12,18 @@ import pytest
 from scipy.special import log_softmax
 
 from skcl import AQCClassifier, FineTuningClassifier, NCClassifier
-from skcl._base import _PendingFold, complete_pending_fold, deferred_folds
-from skcl._consolidation import Neural, Prior, prior_state
-from skcl._consolidation.memo import FitMemo, digest
-from skcl._consolidation.neural import (
+from skcl._gradient.base import _PendingFold, complete_pending_fold, deferred_folds
+from skcl._gradient.consolidation import Neural, Prior, prior_state
+from skcl._gradient.consolidation.memo import FitMemo, digest
+from skcl._gradient.consolidation.neural import (
     FITS,
     NeuralState,
     ball_sample,
     fit_consolidator,
     target_values,
 )
-from skcl._model import Model
-from skcl._networks import MLP
+from skcl._gradient.model import Model
+from skcl._gradient.networks import MLP
 from skcl.metrics import final_average_accuracy
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 

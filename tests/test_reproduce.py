@@ -267,7 +267,7 @@ def test_mnist_mlp_columns_learn_the_pixels_with_a_kronecker_aqc(shared_data_dir
     task, 1 epoch, one λ."""
     import dataclasses
 
-    from skcl._consolidation.structures import KroneckerCurvature
+    from skcl._gradient.consolidation.structures import KroneckerCurvature
 
     assert rp.columns_for("mnist-mlp") == [("ci-split-mnist-mlp", "fcnn"),
                                            ("di-split-mnist-mlp", "fcnn")]

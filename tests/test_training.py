@@ -10,7 +10,7 @@ from scipy.optimize import minimize as scipy_minimize
 from scipy.special import logsumexp
 
 from skcl import AQCClassifier, FineTuningClassifier
-from skcl._networks import apply_numpy
+from skcl._gradient.networks import apply_numpy
 
 
 def softmax_regression_loss(network, X, y):
@@ -69,10 +69,10 @@ def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, with_tr
     consolidation's per-step trace (SI's path integral)."""
     import jax
 
-    from skcl._consolidation import PathIntegral, Prior, prior_state
-    from skcl._model import Model
-    from skcl._networks import MLP
-    from skcl._training import minimize, minimize_stepwise
+    from skcl._gradient.consolidation import PathIntegral, Prior, prior_state
+    from skcl._gradient.model import Model
+    from skcl._gradient.networks import MLP
+    from skcl._gradient.training import minimize, minimize_stepwise
 
     X, y = iris.train[0]
     X = np.concatenate([X, iris.train[1][0]]).astype(np.float32)
@@ -102,9 +102,9 @@ def test_stepwise_driver_takes_the_same_steps_as_the_compiled_loop(iris, with_tr
 def _sequential_task_args(method, n_samples, wine):
     import jax
 
-    from skcl._consolidation import prior_state
-    from skcl._model import Model
-    from skcl._networks import MLP
+    from skcl._gradient.consolidation import prior_state
+    from skcl._gradient.model import Model
+    from skcl._gradient.networks import MLP
 
     X = np.concatenate([X for X, _ in wine.train])[:n_samples].astype(np.float32)
     y = np.concatenate([y for _, y in wine.train])[:n_samples].astype(np.int32)
@@ -120,7 +120,7 @@ def test_a_padded_task_takes_exactly_the_steps_of_the_task_alone(wine, monkeypat
     # Small tasks train padded (rows never drawn, minibatch slots skipped);
     # with padding turned off the very same steps run on the task alone.
     from skcl import _training
-    from skcl._consolidation import PathIntegral
+    from skcl._gradient.consolidation import PathIntegral
 
     args = _sequential_task_args(PathIntegral(1.0, 1.0), n_samples, wine)
     padded = _training.minimize(*args, n_epochs=5, batch_size=16)
@@ -158,7 +158,7 @@ def test_tasks_of_different_sizes_share_one_compiled_training_loop(wine):
     # CI Split Wine's tasks have 38, 45 and 30 rows; joint training's union
     # grows to 113: one compiled loop for each method, not one per size.
     from skcl import FineTuningClassifier, JointClassifier
-    from skcl._training import _minimize
+    from skcl._gradient.training import _minimize
 
     for cls in (FineTuningClassifier, JointClassifier):
         clf = cls(hidden_layer_sizes=(3, 2), n_epochs=2, random_state=0)  # a network of its own
@@ -172,7 +172,7 @@ def test_padded_sizes_and_learning_rates():
     import jax.numpy as jnp
     import optax
 
-    from skcl._training import PAD_MAX, PAD_MIN, learning_rates, padded_size
+    from skcl._gradient.training import PAD_MAX, PAD_MIN, learning_rates, padded_size
 
     assert [padded_size(n) for n in (1, 30, 128, 129, 1000)] == [PAD_MIN, PAD_MIN, 128, 256, 1024]
     assert padded_size(PAD_MAX) == PAD_MAX and padded_size(PAD_MAX + 1) == PAD_MAX + 1

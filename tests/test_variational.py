@@ -11,13 +11,13 @@ from scipy.special import expit, log_expit, logsumexp
 from sklearn.datasets import load_iris
 
 from skcl import GVCLClassifier
-from skcl._consolidation.variational import (
+from skcl._gradient.consolidation.variational import (
     FunctionSpace,
     Gaussian,
     GaussianMixture,
     gaussian_kl,
 )
-from skcl._networks import MLP
+from skcl._gradient.networks import MLP
 
 
 def _kl_by_quadrature(q_logpdf, p_logpdf, lo=-30, hi=30):

@@ -1,6 +1,6 @@
 """The paper's feature-extracting CNNs (appendix B) as pure functions of θ.
 
-Like :class:`skcl._networks.MLP`, a :class:`ConvNet` is a small frozen,
+Like :class:`skcl._gradient.networks.MLP`, a :class:`ConvNet` is a small frozen,
 hashable description (a static argument of jitted functions) of how to cut
 one flat parameter vector θ into layers. It holds the feature extractor
 and, on top of it, the dense classification head used for pre-training:

@@ -35,8 +35,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted, check_memory
 
-from .._logging import log_progress
-from .._progress import check_progress_bar, progress_bar
+from .._utils.logging import log_progress
+from .._utils.progress import check_progress_bar, progress_bar
 from ._feature_cache import backbone_hash, cached_call, features_key, function_identity
 from ._inputs import ImageInputMixin
 from ._jax_backend import jax_device, jax_forward, on_device, params_hash

@@ -26,12 +26,12 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from .. import _likelihoods
-from .._consolidation import Prior, prior_state
-from .._logging import log_progress
-from .._model import Model
-from .._progress import check_progress_bar, progress_bar
-from .._training import minimize_stepwise
+from .._gradient import likelihoods
+from .._gradient.consolidation import Prior, prior_state
+from .._gradient.model import Model
+from .._gradient.training import minimize_stepwise
+from .._utils.logging import log_progress
+from .._utils.progress import check_progress_bar, progress_bar
 from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet
 from ._inputs import ImageInputMixin
 
@@ -229,7 +229,7 @@ class PretrainedFeatureExtractor(
         sample_weight = _check_sample_weight(
             sample_weight, images, dtype=np.float32, ensure_non_negative=True
         )
-        weights = _likelihoods.likelihood_weights(
+        weights = likelihoods.likelihood_weights(
             self.class_weight, classes, y_index, sample_weight
         )
         images = self._checked_batch(images)  # the whole task goes to the device
@@ -247,7 +247,7 @@ class PretrainedFeatureExtractor(
 
             # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
             theta, losses, _ = minimize_stepwise(
-                Model(network, _likelihoods.CATEGORICAL),
+                Model(network, likelihoods.CATEGORICAL),
                 Prior(),
                 prior_state(network.n_params, self.prior_precision),
                 network.init(init_key),
@@ -458,7 +458,7 @@ class PretrainedFeatureExtractor(
             if not (np.isscalar(value) and np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}.")
         self._check_precision()
-        _likelihoods.check_class_weight(self.class_weight)
+        likelihoods.check_class_weight(self.class_weight)
         self._declared_image_shape()
 
     def _check_precision(self):

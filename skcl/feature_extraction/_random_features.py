@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._exact.backend import BACKENDS, resolve_backend
-from .._validation import Interval, StrOptions, store_parameters, validate_params
+from .._utils.validation import Interval, StrOptions, store_parameters, validate_params
 
 __all__ = ["RandomFeatures", "transform_memory_bytes"]
 

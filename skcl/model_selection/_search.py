@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._progress import check_progress_bar, progress_bar
+from .._utils.progress import check_progress_bar, progress_bar
 from ._candidates import (
     _check_candidates_can_learn,
     _grid_candidates,

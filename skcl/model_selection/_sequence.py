@@ -12,8 +12,8 @@ from sklearn.base import is_classifier
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import _num_samples
 
-from .._surface import SequentialClassifier
-from .._validation import check_classes, sorted_labels
+from .._sequential import BaseSequentialClassifier
+from .._utils.validation import check_classes, sorted_labels
 from ..metrics import _check_task_scoring, _scorer_name, task_accuracies
 from ..pipeline import Pipeline
 
@@ -207,7 +207,7 @@ def check_sequential_estimator(estimator):
 
 def is_skcl_classifier(estimator):
     """Whether ``estimator`` is one of skcl's continual-learning classifiers."""
-    if isinstance(estimator, SequentialClassifier):
+    if isinstance(estimator, BaseSequentialClassifier):
         return True
     # Estimators of skcl that do not derive from the shared surface
     # qualify by their package.

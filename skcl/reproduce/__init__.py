@@ -40,7 +40,7 @@ seeds; :func:`summarize` gives each cell's mean, sample standard deviation
 and range over them, and how many seeds reach the paper's number.
 """
 
-from .._lazy import lazy_exports
+from .._utils.lazy import lazy_exports
 
 # Imported on first use (PEP 562): the command line reads the registries
 # (_registry, _sequences) to parse its arguments, without the runner's

@@ -11,19 +11,19 @@ import jax
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _likelihoods
-from ._base import BaseSequentialClassifier
-from ._consolidation import OnlineEWC, PathIntegral, Quadratic
-from ._consolidation.curvature import KINDS, STRUCTURES
-from ._consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
-from ._docstrings import fill_doc
-from ._validation import (
+from ..._utils.docstrings import fill_doc
+from ..._utils.validation import (
     Interval,
     StrOptions,
     positive_int,
     positive_real,
     store_parameters,
 )
+from .. import likelihoods
+from ..base import GradientClassifier
+from ..consolidation import OnlineEWC, PathIntegral, Quadratic
+from ..consolidation.curvature import KINDS, STRUCTURES
+from ..consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
@@ -92,7 +92,7 @@ class _LaplacePredictive:
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         self._complete_fold()  # the same state an immediate fold gives
-        bernoulli = self.likelihood_ == _likelihoods.BERNOULLI
+        bernoulli = self.likelihood_ == likelihoods.BERNOULLI
         n_outputs = self.network_.n_outputs - self._unseen_output
         # Its own stream of the estimator's seed: the training keys fold in
         # task counts, this constant is none of them.
@@ -155,9 +155,9 @@ class _LaplacePredictive:
         return self._predictive_log_proba(X)
 
 
-class _QuadraticClassifier(BaseSequentialClassifier):
+class _QuadraticClassifier(GradientClassifier):
     _parameter_constraints = {
-        **BaseSequentialClassifier._parameter_constraints,
+        **GradientClassifier._parameter_constraints,
         "alpha": [positive_real],
     }
     _warns_on_single_class_task = True

@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _likelihoods
+from .. import likelihoods
 from .structures import DiagonalCurvature, FullCurvature, KroneckerCurvature
 
 __all__ = ["KINDS", "STRUCTURES", "task_curvature", "closed_form_applies"]
@@ -77,7 +77,7 @@ def _sum_over_batches(fn, init, X, y, weights, batch_size):
 
 def _output_hessian(likelihood, logits):
     """Λ_n = ∂²nll_n/∂f², shape (n, n_outputs, n_outputs)."""
-    if likelihood == _likelihoods.BERNOULLI:
+    if likelihood == likelihoods.BERNOULLI:
         s = jax.nn.sigmoid(logits)
         return (s * (1 - s))[:, :, None]
     p = jax.nn.softmax(logits, axis=1)
@@ -102,7 +102,7 @@ def _layer_statistics(model, kind, theta, X, y):
 
     def sample_nll(offsets, x, label):
         logits = network.forward(theta, x[None], offsets)[0]
-        return _likelihoods.nll(model.likelihood, logits, label[None], jnp.ones(1, X.dtype))
+        return likelihoods.nll(model.likelihood, logits, label[None], jnp.ones(1, X.dtype))
 
     if kind == "hessian":
         blocks = jax.vmap(jax.hessian(sample_nll), in_axes=(None, 0, 0))(zeros, X, y)
@@ -193,7 +193,7 @@ def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
         return network.apply(params, x[None])[0]
 
     def sample_nll(params, x, label):
-        return _likelihoods.nll(
+        return likelihoods.nll(
             model.likelihood, network.apply(params, x[None]), label[None], jnp.ones(1, x.dtype)
         )
 
@@ -218,7 +218,7 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
 
     Parameters
     ----------
-    model : skcl._model.Model
+    model : skcl._gradient.model.Model
     kind : {"hessian", "ggn", "empirical_fisher"}
     structure : {"full", "kron", "diag"}
     theta : array of shape (n_params,)

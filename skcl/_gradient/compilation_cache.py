@@ -6,7 +6,7 @@ than the training itself (a few seconds per network, method and task
 size), and every new process (a script, a test session, a joblib worker of
 a hyperparameter search) paid it again. JAX can keep the compiled
 programs on disk; :func:`setup` turns that on the first time a skcl
-estimator trains (the training drivers of :mod:`skcl._training` and the
+estimator trains (the training drivers of :mod:`skcl._gradient.training` and the
 gradient-trained classifiers' ``partial_fit`` call it), or when called
 explicitly. No import changes JAX's configuration: ``import skcl`` (e.g.
 for ``skcl --help``) does not even import JAX, and importing the

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from .._networks import MLP
+from ..networks import MLP
 from .base import Consolidation, consolidation
 from .memo import FitMemo, digest
 from .quadratic import Prior, prior_state, quadratic_penalty
@@ -141,7 +141,7 @@ def fit_consolidator(
 
     Parameters
     ----------
-    model : skcl._model.Model
+    model : skcl._gradient.model.Model
         Supplies ``nll(theta, X, y, w)``, the NLL of a batch.
     consolidator : MLP
         The consolidator network (static).

@@ -10,9 +10,9 @@ grow too (``Consolidation.grow``).
 
 import numpy as np
 
-from ._consolidation import Growth
-from ._model import Model
-from ._networks import MLP, grown_map, output_column
+from .consolidation import Growth
+from .model import Model
+from .networks import MLP, grown_map, output_column
 
 __all__ = ["grow_network"]
 
@@ -38,7 +38,7 @@ def grow_network(network, likelihood, theta, old_classes, classes, *, unseen,
 
     Parameters
     ----------
-    network : skcl._networks.MLP
+    network : skcl._gradient.networks.MLP
         The network so far, with a softmax output per class of
         ``old_classes`` (plus u when ``unseen``).
     likelihood : str
@@ -52,15 +52,15 @@ def grow_network(network, likelihood, theta, old_classes, classes, *, unseen,
     prior_precision : float
         The precision of L_0, the prior the fresh coordinates carry.
     init_key : PRNG key
-        The network's initialisation key (``skcl._keys.init_key``).
+        The network's initialisation key (``skcl._gradient.keys.init_key``).
 
     Returns
     -------
-    network : skcl._networks.MLP
+    network : skcl._gradient.networks.MLP
         The grown network.
     theta : ndarray of shape (network.n_params,)
         θ*_{t-1} in the grown network.
-    growth : skcl._consolidation.Growth
+    growth : skcl._gradient.consolidation.Growth
         The map from the old parameters to the new, for the consolidation.
     """
     old, old_theta = network, theta

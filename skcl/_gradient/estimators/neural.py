@@ -1,15 +1,15 @@
 """Neural consolidation (NC; paper, section II-C)."""
 
-from ._base import BaseSequentialClassifier
-from ._consolidation import Neural
-from ._docstrings import fill_doc
-from ._validation import layer_sizes, positive_int, positive_real, store_parameters
+from ..._utils.docstrings import fill_doc
+from ..._utils.validation import layer_sizes, positive_int, positive_real, store_parameters
+from ..base import GradientClassifier
+from ..consolidation import Neural
 
 __all__ = ["NCClassifier"]
 
 
 @fill_doc
-class NCClassifier(BaseSequentialClassifier):
+class NCClassifier(GradientClassifier):
     """Neural consolidation: a neural network approximates the previous loss.
 
     After each task t a consolidator network κ(θ; φ) — fully connected
@@ -94,7 +94,7 @@ class NCClassifier(BaseSequentialClassifier):
     """
 
     _parameter_constraints = {
-        **BaseSequentialClassifier._parameter_constraints,
+        **GradientClassifier._parameter_constraints,
         "alpha": [positive_real],
         "radius": [positive_real],
         "consolidator_hidden_layer_sizes": ["array-like", positive_int],

@@ -5,7 +5,7 @@ that the penalty needs, ``add`` (the sum over tasks, paper eq. 3), ``diag``,
 ``scale`` (a decay, for online methods), ``to_dense`` (for checks on small
 networks) and ``nbytes``. The parameter vector θ is the concatenation of
 the layers' augmented weight matrices W̃_l = [W_l; b_l] of shape
-(fan_in_l + 1, fan_out_l), each flattened row-major (see ``skcl._networks``).
+(fan_in_l + 1, fan_out_l), each flattened row-major (see ``skcl._gradient.networks``).
 """
 
 from dataclasses import dataclass
@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._networks import output_column
+from ..networks import output_column
 
 __all__ = [
     "FullCurvature",

@@ -8,9 +8,9 @@ sample weights) and the bookkeeping of ``classes_``, declared on the first
 call or grown as new labels arrive.
 
 Two families build on it and know nothing of each other: the
-gradient-trained classifiers (:mod:`skcl._base`), whose stand-in for the
+gradient-trained classifiers (:mod:`skcl._gradient.base`), whose stand-in for the
 previous loss L_{t-1} is an approximation, and the exact ones
-(:mod:`skcl.exact`), whose stand-in is L_{t-1} itself, kept as sums.
+(:mod:`skcl._exact`), whose stand-in is L_{t-1} itself, kept as sums.
 """
 
 from contextlib import contextmanager
@@ -21,9 +21,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from ._validation import check_classes, sorted_labels, validate_params
+from ._utils.validation import check_classes, sorted_labels, validate_params
 
-__all__ = ["SequentialClassifier", "ValidTask"]
+__all__ = ["BaseSequentialClassifier", "ValidTask"]
 
 
 class ValidTask(NamedTuple):
@@ -50,7 +50,7 @@ class ValidTask(NamedTuple):
     grown_classes: np.ndarray | None
 
 
-class SequentialClassifier(ClassifierMixin, BaseEstimator):
+class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
     """Base of every skcl classifier: one ``partial_fit`` per task.
 
     Not for direct use. A subclass declares ``_parameter_constraints``
@@ -202,7 +202,7 @@ class SequentialClassifier(ClassifierMixin, BaseEstimator):
     def _grown_classes(self, y, classes):
         """The sorted union of the classes so far, ``classes`` and ``y``.
 
-        ``classes`` is checked already (:func:`~skcl._validation.check_classes`).
+        ``classes`` is checked already (:func:`~skcl._utils.validation.check_classes`).
         None when nothing is new. Rejects ``classes`` that lack a class
         seen before or a label of ``y``, and labels of another type.
         """

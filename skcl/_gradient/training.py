@@ -8,7 +8,7 @@ compiled loop body than outside one (jax-ml/jax#12868; measured here: 294
 vs 44 ms per minibatch step of ``cnn4``), so convolutional networks train
 stepwise, while the small dense networks of the classifiers, whose steps
 cost microseconds, keep the single compiled loop.
-The method-specific part is a *consolidation* (``skcl._consolidation``):
+The method-specific part is a *consolidation* (``skcl._gradient.consolidation``):
 the loop asks it for the minibatch's data term and for the penalty (the
 stand-in for L_{t-1}), and carries its per-step trace without looking
 inside. The model (network and likelihood) is a hashable static argument
@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._compilation_cache import setup as _setup_compilation_cache
+from .compilation_cache import setup as _setup_compilation_cache
 
 __all__ = [
     "Trained",
@@ -337,7 +337,7 @@ def minimize(
 
     Parameters
     ----------
-    model : skcl._model.Model
+    model : skcl._gradient.model.Model
         Network and likelihood (static).
     consolidation : Consolidation
         The method: supplies ``data_term``, ``penalty`` and the trace.

@@ -1,14 +1,14 @@
 """The two reference methods that bound the others: fine-tuning and joint."""
 
-from ._base import BaseSequentialClassifier
-from ._consolidation import Prior, Replay
-from ._docstrings import fill_doc
+from ..._utils.docstrings import fill_doc
+from ..base import GradientClassifier
+from ..consolidation import Prior, Replay
 
 __all__ = ["FineTuningClassifier", "JointClassifier"]
 
 
 @fill_doc
-class FineTuningClassifier(BaseSequentialClassifier):
+class FineTuningClassifier(GradientClassifier):
     """Fine-tuning: each task is learned with no memory of the previous ones.
 
     The lower bound of the paper's comparison. Every task minimises
@@ -44,7 +44,7 @@ class FineTuningClassifier(BaseSequentialClassifier):
 
 
 @fill_doc
-class JointClassifier(BaseSequentialClassifier):
+class JointClassifier(GradientClassifier):
     """Joint MAP training: keeps every task's data and retrains on all of it.
 
     The upper bound of the paper's comparison: nothing is approximated,

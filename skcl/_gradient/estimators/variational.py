@@ -10,19 +10,19 @@ average the predicted probabilities over samples of θ from q_t.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _keys, _likelihoods
-from ._base import BaseSequentialClassifier
-from ._consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
-from ._docstrings import fill_doc
-from ._validation import positive_int, store_parameters
+from ..._utils.docstrings import fill_doc
+from ..._utils.validation import positive_int, store_parameters
+from .. import keys, likelihoods
+from ..base import GradientClassifier
+from ..consolidation.variational import FunctionSpace, Gaussian, GaussianMixture, Variational
 
 __all__ = ["GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier"]
 
-class _VariationalClassifier(BaseSequentialClassifier):
+class _VariationalClassifier(GradientClassifier):
     """Shared machinery: posterior as the consolidation, MC prediction."""
 
     _parameter_constraints = {
-        **BaseSequentialClassifier._parameter_constraints,
+        **GradientClassifier._parameter_constraints,
         "n_train_samples": [positive_int],
         "n_predict_samples": [positive_int],
     }
@@ -57,7 +57,7 @@ class _VariationalClassifier(BaseSequentialClassifier):
 
     def _task_attributes(self, consolidation, state, key):
         """The samples of θ from q_t that ``predict_proba`` averages."""
-        predict_key = _keys.prediction_key(key)
+        predict_key = keys.prediction_key(key)
         samples = consolidation.family.sample(
             state.posterior, predict_key, int(self.n_predict_samples)
         )
@@ -75,11 +75,11 @@ class _VariationalClassifier(BaseSequentialClassifier):
         # finite even where every p_s underflows.
         log_proba = np.full((X.shape[0], len(self.classes_)), -np.inf)
         for theta in self.posterior_samples_:
-            log_proba = np.logaddexp(log_proba, _likelihoods.log_probabilities(
+            log_proba = np.logaddexp(log_proba, likelihoods.log_probabilities(
                 self.likelihood_, self._class_logits(theta, X)
             ))
         log_proba -= np.log(len(self.posterior_samples_))
-        if self.likelihood_ == _likelihoods.BERNOULLI:
+        if self.likelihood_ == likelihoods.BERNOULLI:
             return (log_proba[:, 1] - log_proba[:, 0])[:, None]
         return log_proba
 

@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from . import _likelihoods
-from ._networks import MLP
+from . import likelihoods
+from .networks import MLP
 
 __all__ = ["Model"]
 
@@ -27,4 +27,4 @@ class Model:
 
     def nll(self, theta, X, y, w):
         """nll(θ) = −Σ_n w_n log p(y_n | x_n, θ) of a (mini)batch, shape ()."""
-        return _likelihoods.nll(self.likelihood, self.network.apply(theta, X), y, w)
+        return likelihoods.nll(self.likelihood, self.network.apply(theta, X), y, w)

@@ -4,7 +4,7 @@ Inside :func:`deferred_folds`, a gradient-trained estimator whose
 consolidation allows it (``Consolidation.fold_can_wait``) keeps a learned
 task's fold as a :class:`_PendingFold` in its private ``_pending_fold_``
 slot, apart from ``consolidation_``, and finishes it on first use
-(``skcl._base``, which also holds :func:`~skcl._base.complete_pending_fold`).
+(``skcl._gradient.base``, which also holds :func:`~skcl._gradient.base.complete_pending_fold`).
 """
 
 import contextvars
@@ -47,7 +47,7 @@ class _PendingFold(NamedTuple):
     """A learned task whose fold waits (a pytree; see :func:`deferred_folds`).
 
     ``state`` is the stand-in for L_{t-1} the task was learned against,
-    ``task`` the :class:`~skcl._consolidation.FinishedTask` and ``key`` the
+    ``task`` the :class:`~skcl._gradient.consolidation.FinishedTask` and ``key`` the
     fold's key: everything ``Consolidation.fold`` needs, so that folding it
     later gives exactly what folding it at once would have.
     """

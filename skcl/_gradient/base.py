@@ -1,13 +1,13 @@
 """The gradient-trained classifiers: a network, a consolidation, a task loop.
 
-On top of the surface every skcl classifier shares (:mod:`skcl._surface`:
+On top of the surface every skcl classifier shares (:mod:`skcl._sequential`:
 validation, classes, the transaction), the base class here does what all
 gradient-trained methods share: the network and its parameters θ, class
 weights, keys, the loss recursion itself (``_learn_task``: minimise the
 stand-in for L_{t-1} plus the task's NLL, then fold the task in) and
 prediction. A method is its ``__init__`` plus the choice of a
 consolidation (``_make_consolidation``), the stand-in for L_{t-1}. Class
-growth of the network lives in :mod:`skcl._class_growth`.
+growth of the network lives in :mod:`skcl._gradient.growth`.
 """
 
 import logging
@@ -19,17 +19,9 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _keys, _likelihoods
-from ._class_growth import grow_network
-from ._compilation_cache import setup as setup_compilation_cache
-from ._consolidation import FinishedTask
-from ._deferred_folds import _PendingFold, deferred_folds, folds_may_wait
-from ._logging import show_skcl_logs
-from ._model import Model
-from ._networks import MLP, apply_numpy
-from ._surface import SequentialClassifier
-from ._training import minimize, minimize_epochwise
-from ._validation import (
+from .._sequential import BaseSequentialClassifier
+from .._utils.logging import show_skcl_logs
+from .._utils.validation import (
     StrOptions,
     layer_sizes,
     positive_int,
@@ -37,11 +29,19 @@ from ._validation import (
     store_parameters,
     validate_params,
 )
-from .exceptions import SingleClassTaskWarning
+from ..exceptions import SingleClassTaskWarning
+from . import keys, likelihoods
+from .compilation_cache import setup as setup_compilation_cache
+from .consolidation import FinishedTask
+from .deferred_folds import _PendingFold, deferred_folds, folds_may_wait
+from .growth import grow_network
+from .model import Model
+from .networks import MLP, apply_numpy
+from .training import minimize, minimize_epochwise
 
 # SingleClassTaskWarning lives in skcl.exceptions; importable from here as before.
 __all__ = [
-    "BaseSequentialClassifier",
+    "GradientClassifier",
     "SingleClassTaskWarning",
     "complete_pending_fold",
     "deferred_folds",
@@ -62,7 +62,7 @@ _MAX_ABS_PARAM = 1e8
 _MAX_LOSS_PER_SAMPLE = 1e10
 
 
-class BaseSequentialClassifier(SequentialClassifier):
+class GradientClassifier(BaseSequentialClassifier):
     """Base class of skcl's continual-learning classifiers.
 
     Not for direct use. Subclasses define ``__init__`` with their
@@ -168,7 +168,7 @@ class BaseSequentialClassifier(SequentialClassifier):
         ``classes_[1]``), else (n_samples, n_classes)
         """
         logits = self._logits(X)
-        if self.likelihood_ == _likelihoods.BERNOULLI:
+        if self.likelihood_ == likelihoods.BERNOULLI:
             return logits[:, 0]
         if len(self.classes_) == 2:  # a softmax over two grown classes
             return logits[:, 1] - logits[:, 0]
@@ -187,7 +187,7 @@ class BaseSequentialClassifier(SequentialClassifier):
             Columns in the order of ``classes_``.
         """
         logits = self._logits(X)  # checks fitted before reading likelihood_
-        return _likelihoods.probabilities(self.likelihood_, logits)
+        return likelihoods.probabilities(self.likelihood_, logits)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`, finite wherever it is.
@@ -201,7 +201,7 @@ class BaseSequentialClassifier(SequentialClassifier):
         ndarray of shape (n_samples, n_classes)
         """
         logits = self._logits(X)
-        return _likelihoods.log_probabilities(self.likelihood_, logits)
+        return likelihoods.log_probabilities(self.likelihood_, logits)
 
     def predict(self, X):
         """Most probable class of each sample.
@@ -383,7 +383,7 @@ class BaseSequentialClassifier(SequentialClassifier):
     def _check_params(self):
         """Validate every hyperparameter; return the hidden layers' sizes."""
         validate_params(self)
-        _likelihoods.check_class_weight(self.class_weight)
+        likelihoods.check_class_weight(self.class_weight)
         return layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
@@ -471,11 +471,11 @@ class BaseSequentialClassifier(SequentialClassifier):
     def _grow(self, classes):
         """Give the output layer a column for each new class of ``classes``.
 
-        Applies :func:`skcl._class_growth.grow_network` to the network, θ
+        Applies :func:`skcl._gradient.growth.grow_network` to the network, θ
         and the consolidation (inside the ``partial_fit`` transaction);
         returns its ``Growth``.
         """
-        if self.likelihood_ == _likelihoods.BERNOULLI:
+        if self.likelihood_ == likelihoods.BERNOULLI:
             raise ValueError(
                 f"{type(self).__name__} learned its first task with two classes and "
                 "grow_classes=False, i.e. with one sigmoid output, which cannot gain "
@@ -486,10 +486,10 @@ class BaseSequentialClassifier(SequentialClassifier):
         network, theta, growth = grow_network(
             self.network_, self.likelihood_, self.theta_, self.classes_, classes,
             unseen=self._unseen_output, prior_precision=float(self.prior_precision),
-            init_key=_keys.init_key(self._seed),
+            init_key=keys.init_key(self._seed),
         )
         state = self._make_consolidation().grow(
-            self.consolidation_, growth, _keys.growth_key(self._seed, self.n_tasks_seen_)
+            self.consolidation_, growth, keys.growth_key(self._seed, self.n_tasks_seen_)
         )
         self.consolidation_ = jax.tree.map(np.asarray, state)
         self.network_, self.classes_, self.theta_ = network, classes, theta
@@ -507,31 +507,31 @@ class BaseSequentialClassifier(SequentialClassifier):
             # learns its classes against it (one class alone is learnable),
             # and the first new class inherits it.
             self.unseen_output_ = True
-            self.likelihood_ = _likelihoods.CATEGORICAL
+            self.likelihood_ = likelihoods.CATEGORICAL
             self.network_ = MLP(n_features, hidden, n_classes + 1)
         else:
-            likelihood = _likelihoods.BERNOULLI if n_classes == 2 else _likelihoods.CATEGORICAL
+            likelihood = likelihoods.BERNOULLI if n_classes == 2 else likelihoods.CATEGORICAL
             self.likelihood_ = likelihood
             self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
-        self.theta_ = np.asarray(self.network_.init(_keys.init_key(self._seed)))
+        self.theta_ = np.asarray(self.network_.init(keys.init_key(self._seed)))
         state = self._make_consolidation().init(
             self._model(), float(self.prior_precision), self.theta_,
-            _keys.consolidation_init_key(self._seed),
+            keys.consolidation_init_key(self._seed),
         )
         self.consolidation_ = jax.tree.map(np.asarray, state)
 
     def _task_key(self):
         """A fresh key per task, reproducible from random_state alone."""
-        return _keys.task_key(self._seed, self.n_tasks_seen_)
+        return keys.task_key(self._seed, self.n_tasks_seen_)
 
     def _likelihood_weights(self, y, sample_weight):
         """Per-sample likelihood weights: sample weight × class weight.
 
         ``class_weight="balanced"`` counts the classes of the samples given.
         """
-        return _likelihoods.likelihood_weights(self.class_weight, self.classes_, y, sample_weight)
+        return likelihoods.likelihood_weights(self.class_weight, self.classes_, y, sample_weight)
 
     def _logits(self, X):
         check_is_fitted(self)
@@ -572,7 +572,7 @@ def complete_pending_fold(estimator):
     those with no pending fold (every estimator outside skcl's gradient
     core, and those whose last fold was not deferred) are left as they are.
     """
-    if isinstance(estimator, BaseSequentialClassifier):
+    if isinstance(estimator, GradientClassifier):
         estimator._complete_fold()
 
 

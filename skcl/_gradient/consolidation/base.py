@@ -85,7 +85,7 @@ class Growth(NamedTuple):
 
     Attributes
     ----------
-    old_model, new_model : skcl._model.Model
+    old_model, new_model : skcl._gradient.model.Model
         The model before and after; only the output layer differs.
     source, weight : arrays of shape (new n_params,)
     shift : array of shape (new n_params,)
@@ -202,7 +202,7 @@ class Consolidation(ABC):
 
         Parameters
         ----------
-        model : skcl._model.Model
+        model : skcl._gradient.model.Model
         prior_precision : float
         theta0 : array of shape (n_params,)
             The network's initialisation θ_0.

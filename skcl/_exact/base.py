@@ -1,0 +1,227 @@
+"""The base of the exact classifiers: a task adds its moments, a solve reads them.
+
+What the Gaussian and the least-squares classifiers share: the task's
+moments (learned rows, and held-out rows for the "heldout" rules), the
+lazy solve that turns them into fitted attributes at their first use, the
+backend choice and the bookkeeping of tasks. numpy only, but for the solve
+on a JAX device (``backend``).
+"""
+
+
+import logging
+import time
+from numbers import Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._sequential import BaseSequentialClassifier
+from .._utils.logging import show_skcl_logs
+from .._utils.validation import Interval, StrOptions
+from .backend import BACKENDS, resolve_backend
+from .moments import empty_moments, merge
+from .task import dask_task_moments, is_dask_array, task_moments
+
+__all__ = ["ExactClassifier"]
+
+logger = logging.getLogger("skcl.estimators")
+
+class ExactClassifier(BaseSequentialClassifier):
+    """A task adds its moments; the classifier is solved from them in closed form.
+
+    ``partial_fit`` only adds the task's moments: the solve (an
+    eigendecomposition, the hyperparameter's choice, the coefficients)
+    runs once, at the first use after the updates (a prediction, or
+    reading a fitted attribute it sets), so a stream of small chunks pays
+    one D³ solve, not one per chunk. ``fit`` solves at once.
+    """
+
+    _parameter_constraints = {
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "random_state": ["random_state"],
+        "grow_classes": ["boolean"],
+        "verbose": ["verbose"],
+        "backend": [StrOptions(set(BACKENDS))],
+    }
+
+    #: Whether each group's own scatter is kept (per-class covariances).
+    _per_group_scatter = False
+
+    #: The fitted attributes the solve sets (absent from ``vars`` while
+    #: the moments have changed since the last solve).
+    _solved_attributes = ()
+
+    #: The hyperparameter whose value "heldout" chooses it on held-out rows.
+    _tuned = None
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails: a solved attribute missing
+        # after partial_fit is computed now, from the moments kept.
+        state = vars(self)
+        if name in type(self)._solved_attributes and "moments_" in state:
+            self._solve_now()
+            if name in state:
+                return state[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _solve_now(self):
+        """Run the solve on the moments kept and set the attributes it gives."""
+        tic = time.perf_counter()
+        fitted = self._solve(self.moments_, self.heldout_moments_)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.solve_time_ = time.perf_counter() - tic
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Only the held-out rule draws anything (its rows' hash).
+        tags.non_deterministic = self._holds_out() and self.random_state is None
+        return tags
+
+    def _on_device(self):
+        """Whether the solve runs through JAX (``backend``)."""
+        return resolve_backend(self.backend) == "jax"
+
+    def _holds_out(self):
+        """Whether the rule in use needs held-out rows."""
+        return getattr(self, self._tuned) == "heldout"
+
+    def fit(self, X, y, sample_weight=None):
+        """Forget everything and learn ``(X, y)`` as a single task, solved at once.
+
+        ``classes_`` become the labels present in ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        with self._transaction():
+            super().fit(X, y, sample_weight)
+            self._solve_now()
+        return self
+
+    def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
+        self._check_params()
+        tic = time.perf_counter()
+        dask = is_dask_array(X)
+        validate = self._validate_dask_task if dask else self._validate_task
+        X, y, sample_weight, first, grown = validate(
+            X, y, classes, sample_weight, infer_classes=infer_classes
+        )
+        if first:
+            # Drawn only for the held-out rule: at the defaults nothing is random.
+            self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
+                                  if self._holds_out() else 0)
+            self.n_tasks_seen_ = 0
+            self.moments_ = self.heldout_moments_ = empty_moments(
+                self.n_features_in_, self._per_group_scatter
+            )
+        elif (self.moments_.group_scatter is not None) != self._per_group_scatter:
+            raise ValueError(
+                "The covariance structure cannot change between tasks: the statistics "
+                "kept so far do not hold what it needs. Call fit, or clone the "
+                "estimator, to start a new sequence."
+            )
+        if grown is not None:
+            self.classes_ = grown
+        classes_ = self.classes_
+        keys = [(self.n_tasks_seen_, label) for label in classes_.tolist()]
+        fraction = float(self.validation_fraction) if self._holds_out() else 0.0
+        options = dict(fraction=fraction, seed=self._holdout_seed,
+                       per_group_scatter=self._per_group_scatter)
+        if dask:
+            groups = y.map_blocks(lambda block: np.searchsorted(classes_, block), dtype=np.intp)
+            learned, held = dask_task_moments(X, groups, sample_weight, keys, **options)
+        else:
+            learned, held = task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
+                                         backend=self.backend, **options)
+        moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
+        if moments.total + heldout.total <= 0:
+            raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
+        record = {
+            "task": self.n_tasks_seen_ + 1,
+            "n_samples": int(X.shape[0]),
+            "n_held_out": float(held.total),
+            "time": time.perf_counter() - tic,
+        }
+        # The solved attributes are stale from here: dropped, and recomputed
+        # from the new moments at their first use (__getattr__).
+        for name in (*self._solved_attributes, "solve_time_"):
+            vars(self).pop(name, None)
+        self.moments_, self.heldout_moments_ = moments, heldout
+        self.history_ = [*getattr(self, "history_", []), record]
+        self.n_tasks_seen_ += 1
+        if self.verbose:
+            show_skcl_logs()
+            logger.info("[%s] task %d: %d samples (%.0f held out), %.3f s",
+                        type(self).__name__, record["task"], record["n_samples"],
+                        record["n_held_out"], record["time"])
+
+    def _validate_dask_task(self, X, y, classes, sample_weight, *, infer_classes=False):
+        """Check a task given as Dask arrays without loading X.
+
+        The labels are reduced to their distinct values (Dask's
+        ``unique``) and checked as an in-memory task of one row per label;
+        the values of X are checked block by block as the moments are
+        computed (a NaN there rejects the task).
+        """
+        import dask.array as da
+
+        y = da.asarray(y)
+        if X.ndim != 2 or y.ndim != 1:
+            raise ValueError(f"Expected a 2-D X and a 1-D y, got {X.ndim}-D and {y.ndim}-D.")
+        if np.isnan(X.shape[0]) or X.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"X and y must have the same known number of rows, got {X.shape[0]} and "
+                f"{y.shape[0]}."
+            )
+        if X.shape[0] == 0:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required.")
+        labels = da.unique(y).compute()
+        probe = np.zeros((len(labels), X.shape[1]))
+        checked = self._validate_task(probe, labels, classes, None, infer_classes=infer_classes)
+        if sample_weight is not None and not is_dask_array(sample_weight):
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (X.shape[0],) or (sample_weight < 0).any():
+                raise ValueError("sample_weight must be non-negative, one per row of X.")
+        return checked._replace(X=X, y=y, sample_weight=sample_weight)
+
+    def _solve(self, moments, heldout):
+        """The fitted attributes from the moments (learned rows, held-out rows)."""
+        raise NotImplementedError
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+
+
+def _all_moments(estimator):
+    """The moments of every row learned from, held-out ones included (the fit's).
+
+    Free at the defaults: nothing is held out, and ``merge`` returns the
+    learned side as it is.
+    """
+    return merge(estimator.moments_, estimator.heldout_moments_)
+
+
+def _any_task(key):
+    """A (task, class) group's class group: the key (None, class)."""
+    return None, key[1]
+
+
+def _choose(grid, scores, fallback, better):
+    """The grid value with the best finite score, or the fallback."""
+    scores = None if scores is None else np.asarray(scores)
+    if scores is None or not np.isfinite(scores).any():
+        return fallback
+    finite = np.where(np.isfinite(scores), scores, -np.inf if better == "max" else np.inf)
+    return grid[int(np.argmax(finite) if better == "max" else np.argmin(finite))]
+
+

@@ -1,0 +1,1 @@
+"""The exact classifiers, one module each."""

@@ -1,0 +1,301 @@
+"""Gaussian class-conditionals learned task by task, exactly (linear discriminant analysis)."""
+
+
+import logging
+from numbers import Real
+
+import numpy as np
+
+from ..._utils.docstrings import fill_doc
+from ..._utils.validation import Interval, StrOptions, store_parameters
+from .. import solve_jax
+from ..base import ExactClassifier, _any_task, _choose
+from ..gaussian import (
+    SHRINKAGE_GRID,
+    component_log_likelihoods,
+    fit_gaussian,
+    heldout_log_likelihood,
+    oas_shrinkage,
+    tasks_apart,
+)
+from ..moments import coarsen, merge
+from ..predictive import (
+    PREDICTIVES,
+    class_log_joint,
+    class_log_proba,
+    student_t_log_likelihoods,
+)
+
+__all__ = ["GaussianDiscriminantClassifier"]
+
+logger = logging.getLogger("skcl.estimators")
+
+
+@fill_doc
+class GaussianDiscriminantClassifier(ExactClassifier):
+    """Gaussian class-conditionals learned task by task, exactly.
+
+    Each class (or each (task, class) pair, see ``components``) is a
+    Gaussian N(μ_g, Σ); a new task adds its rows' weights, means and
+    scatter to those of the tasks before (merged pairwise in float64), so
+    after any sequence of tasks the model is the one a single fit on all
+    their data gives: L_{t-1} is kept exactly, with no λ and no
+    validation sequence of future tasks. With the shared covariance this
+    is linear discriminant analysis, scikit-learn's
+    ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage=s)`` fitted on
+    everything; its end state is that of the streaming LDA of Hayes and
+    Kanan (2020) (Avalanche's ``StreamingLDA``) and of the Gaussian
+    classifiers on frozen pre-trained features (SLDA, and RanPAC's
+    class-mean classifier with a shrunk covariance); with
+    ``covariance="per_class"`` it is regularised quadratic discriminant
+    analysis.
+
+    ``predict_proba`` is the plug-in posterior, p(c | x) ∝ Σ_{g∈c} π_g
+    N(x; μ_g, Σ_g) at the estimated means and covariance, or with
+    ``predictive="student_t"`` the posterior predictive under the
+    conjugate prior that the shrinkage implies.
+
+    Parameters
+    ----------
+    shrinkage : "auto", "heldout" or float in [0, 1], default="auto"
+        How far the covariance is shrunk. A float s gives
+        Σ(s) = (1 − s)·S/n + s·ν·I, ν = tr(S/n)/D: scikit-learn's
+        ``shrunk_covariance`` and its ``LinearDiscriminantAnalysis``
+        with a float ``shrinkage`` (the posterior mean of Σ under an
+        inverse-Wishart prior centred at ν·I). "auto" (the default)
+        shrinks the correlation instead, Σ = (1 − s)·S/n + s·diag(S/n),
+        with s the oracle approximating shrinkage (OAS, Chen et al.,
+        2010) of the pooled rows, a closed form in the sums
+        (``skcl._exact.gaussian.oas_shrinkage``): every row counts, no row
+        is held out, nothing is random, and no feature's unit decides it,
+        as with scikit-learn's LDA ``shrinkage="auto"``. "heldout" picks
+        s in Σ(s) from ``skcl._exact.gaussian.SHRINKAGE_GRID`` by the
+        exact log-likelihood of rows held out (``validation_fraction``,
+        ``random_state``). Any s > 0 keeps Σ invertible when there are
+        fewer rows than features.
+    covariance : {"shared", "per_class"}, default="shared"
+        One covariance for all components (linear boundaries, D² numbers
+        kept) or one per component (quadratic boundaries, D² per
+        component, which must then have rows of its own). Fixed by the
+        first task.
+    components : {"auto", "class", "task_class"}, default="auto"
+        One Gaussian per class, or one per (task, class) pair, where a
+        task is one ``partial_fit`` call. The second is for
+        domain-incremental sequences, where a label (even digits) is a
+        mixture of the tasks' classes: a label's probability is then the
+        sum of its components' posteriors, and no task id is needed at
+        test time. "auto" keeps a class's tasks apart only when their
+        means differ beyond chance: when the between-task scatter T_c in
+        the OAS-shrunk covariance's metric exceeds (k_c − 1)·D·log n, the
+        Bayesian information criterion (``skcl._exact.gaussian.tasks_apart``).
+        On a class-incremental sequence each class has one task and
+        "auto" is "class"; on domain-incremental Split digits it is
+        "task_class" (97.0 % against 90.7 %); a stream of one
+        distribution cut into many calls keeps one component per class,
+        so the model is the one fit on all rows whatever the chunking.
+        All three are computed from the same statistics, so this may
+        change between tasks.
+    predictive : {"plugin", "student_t"}, default="plugin"
+        What ``predict_proba`` integrates x against. "plugin": N(μ_g, Σ_g)
+        at the estimates. "student_t": the posterior predictive
+        t_f(x; μ_g, c_g·Σ_g), f = n₀ + n + 2, c_g = (n₀ + n)/f · (1 + 1/n_g),
+        under the inverse-Wishart prior on Σ centred at the shrinkage's
+        target (ν·I for a float s, the covariance's diagonal under "auto")
+        with n₀ = s/(1 − s)·n pseudo-rows (whose posterior mean is Σ(s))
+        and a flat prior on each mean (see ``skcl._exact.predictive``):
+        wider by the means' uncertainty, heavier-tailed by the
+        covariance's. It matters when a component has few rows for its
+        dimension (one covariance per class or per (task, class); on Split
+        digits it lowers the log loss, on Split Iris it raises it a
+        little, see :ref:`exact-probabilities`). Changes nothing in the
+        fit: it may change between tasks; ``predict`` follows it.
+{exact}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_tasks_seen_ : int
+    means_ : ndarray of shape (n_components, n_features)
+        μ_g of each component.
+    priors_ : ndarray of shape (n_components,)
+        π_g, each component's share of the weight.
+    component_classes_ : ndarray of shape (n_components,)
+        The class of each component.
+    shrinkage_ : float
+        The s in use.
+    shrinkage_scores_ : ndarray of shape (len(SHRINKAGE_GRID),) or None
+        Mean held-out log-likelihood of each s when
+        ``shrinkage="heldout"`` (NaN where nothing is held out).
+    solve_time_ : float
+        Seconds the last solve took.
+    moments_, heldout_moments_ : GroupMoments
+        The sums that stand for L_t: per (task, class) weight and mean,
+        and the pooled scatter, of the rows learned from and held out
+        (none unless ``shrinkage="heldout"``). ``partial_fit`` only adds
+        to them; the solved attributes above are computed from them at
+        their first use after it.
+    history_ : list of dict
+        Per task: ``task``, ``n_samples``, ``n_held_out`` (weight) and
+        ``time`` (seconds).
+
+    Notes
+    -----
+    What stays invariant: the statistics are exact sums, so at the
+    defaults any order of the rows within a task, any split of a task into
+    chunks whose class means agree (as i.i.d. chunks do, by the
+    ``components`` criterion), and any order of the tasks give the same model up to rounding
+    (1e-8). A chunking that separates a class's inputs into very different
+    calls (a domain per call) is what "auto" keeps apart: then one
+    component per call and class, each call counting as a task.
+
+    Examples
+    --------
+    >>> from skcl import GaussianDiscriminantClassifier
+    >>> from skcl.datasets import load_ci_split_wine
+    >>> from skcl.metrics import final_average_accuracy
+    >>> data = load_ci_split_wine()
+    >>> clf = GaussianDiscriminantClassifier(random_state=0)
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> final_average_accuracy(clf, data.test) >= 0.9
+    True
+    """
+
+    _parameter_constraints = {
+        **ExactClassifier._parameter_constraints,
+        "shrinkage": [StrOptions({"auto", "heldout"}), Interval(Real, 0, 1, closed="both")],
+        "covariance": [StrOptions({"shared", "per_class"})],
+        "components": [StrOptions({"auto", "class", "task_class"})],
+        "predictive": [StrOptions(set(PREDICTIVES))],
+    }
+    _solved_attributes = ("gaussians_", "means_", "priors_", "component_classes_",
+                          "shrinkage_", "shrinkage_scores_")
+    _tuned = "shrinkage"
+
+    def __init__(self, shrinkage="auto", *, covariance="shared", components="auto",
+                 predictive="plugin", validation_fraction=0.1, random_state=None,
+                 grow_classes=False, verbose=0, backend="auto"):
+        store_parameters(self, locals())
+
+    @property
+    def _per_group_scatter(self):
+        return self.covariance == "per_class"
+
+    def _component_key(self, everything):
+        """A (task, class) group's component, decided on the moments of every row."""
+        if self.components == "class":
+            return _any_task
+        if self.components == "task_class":
+            return lambda key: key
+        apart = tasks_apart(everything)
+        return lambda key: key if key[1] in apart else _any_task(key)
+
+    def _solve(self, moments, heldout):
+        shared = self.covariance == "shared"
+        everything = merge(moments, heldout)
+        key = self._component_key(everything)
+        components = coarsen(everything, key)
+        shrinkage, scores, target = self.shrinkage, None, None
+        if shrinkage == "auto":
+            # OAS of the pooled correlation (rows about their own
+            # component's mean): every row, a closed form, nothing random.
+            shrinkage, target = oas_shrinkage(components.scatter, components.total)
+        elif shrinkage == "heldout":
+            learned, held = coarsen(moments, key), coarsen(heldout, key)
+            if learned.total > 0 and held.total > 0:
+                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
+            shrinkage = _choose(SHRINKAGE_GRID, scores, 0.01, "max")
+        eigh = solve_jax.eigh if self._on_device() else np.linalg.eigh
+        fit = fit_gaussian(components, float(shrinkage), shared, target, eigh)
+        labels = np.array([key[1] for key in components.keys], dtype=self.classes_.dtype)
+        return {
+            "gaussians_": fit,
+            "means_": fit.means,
+            "priors_": np.exp(fit.log_priors),
+            "component_classes_": labels,
+            "shrinkage_": float(shrinkage),
+            "shrinkage_scores_": scores,
+        }
+
+    def decision_function(self, X):
+        """Log of each class's joint density with ``x``: the log-posterior up to a constant.
+
+        ``log Σ_{g∈c} π_g p(x | g)`` for each class c (p the Gaussian, or
+        the Student-t with ``predictive="student_t"``), which differs
+        from :meth:`predict_log_proba` by a constant per row (the log
+        evidence), as scikit-learn's ``LinearDiscriminantAnalysis`` and
+        ``QuadraticDiscriminantAnalysis`` define theirs; with two classes,
+        the log ratio ``log p(classes_[1] | x) − log p(classes_[0] | x)``,
+        positive for ``classes_[1]``. With the shared covariance and one
+        component per class, its column differences are those of
+        scikit-learn's LDA fitted on the same data with the same
+        shrinkage.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) with two classes, else (n_samples, n_classes)
+            −inf for a declared class with no rows yet (±inf for the log
+            ratio).
+        """
+        per_class = class_log_joint(self._joint(X), self.component_classes_, self.classes_)
+        if per_class.shape[1] == 2:
+            with np.errstate(invalid="ignore"):  # −inf − −inf: neither class has rows
+                return per_class[:, 1] - per_class[:, 0]
+        return per_class
+
+    def _joint(self, X):
+        """log π_g + log p(x | g) of each checked row and component, as ``predictive`` says."""
+        X = self._check_X(X)
+        if self.predictive == "student_t":
+            return student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
+        return component_log_likelihoods(self.gaussians_, X)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            −inf for a declared class with no rows yet.
+        """
+        return class_log_proba(self._joint(X), self.component_classes_, self.classes_)
+
+    def predict_proba(self, X):
+        """The posterior p(c | x) of each class: plug-in or predictive (``predictive``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``; 0 for a declared class
+            with no rows yet.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        log_proba = self.predict_log_proba(X)  # checks fitted before reading classes_
+        return self.classes_[np.argmax(log_proba, axis=1)]
+
+

@@ -1,0 +1,4 @@
+"""Helpers every room uses and none owns: validation, docstrings, logging, progress, lazy imports.
+
+numpy and scikit-learn only; nothing here imports JAX.
+"""
