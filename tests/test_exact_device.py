@@ -139,7 +139,7 @@ def test_device_refuses_an_update_beyond_its_memory_and_changes_nothing(monkeypa
     moments = model.moments_
     d = data.train[0][0].shape[1]
     # What one group of the task would need: less than the task needs.
-    need = device_moments_bytes(d, 1, chunk_rows=len(data.train[1][1]), held_out=True)
+    need = device_moments_bytes(d, 1, chunk_rows=len(data.train[1][1]), heldout=True)
     monkeypatch.setattr(device, "device_memory_available", lambda device=None: need - 1)
     sent = []
     monkeypatch.setattr(jax, "device_put", lambda *a, **k: sent.append(a))
@@ -159,7 +159,7 @@ def test_memory_needed_grows_as_stated():
     pooled = device_moments_bytes(d, 10, chunk_rows=c, itemsize=4)
     assert pooled == 8 * d * d * 2 + c * d * 20 + 32 * 10 * d
     # Held-out rows double the sums; per-group scatter multiplies them by G.
-    assert device_moments_bytes(d, 10, chunk_rows=c, itemsize=4, held_out=True) - pooled \
+    assert device_moments_bytes(d, 10, chunk_rows=c, itemsize=4, heldout=True) - pooled \
         == 8 * d * d
     assert device_moments_bytes(d, 10, chunk_rows=c, itemsize=4, per_group_scatter=True) \
         - pooled == 9 * 8 * d * d

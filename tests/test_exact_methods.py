@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact.gaussian import fit_gaussian, heldout_log_likelihood
-from skcl._exact.holdout import held_out
+from skcl._exact.holdout import heldout_rows
 from skcl._exact.least_squares import class_targets, heldout_squared_error
 from skcl._exact.moments import coarsen, merge
 from skcl._exact.task import moments_of_rows
@@ -118,7 +118,7 @@ def test_task_moments_sum_the_hashed_sides_exactly_in_any_chunking(per_group_sca
     groups, w = rng.integers(0, 3, 900), rng.random(900) * 2
     w[groups == 2] = 0.0  # a group that weighs nothing is left out
     keys = [(0, "a"), (0, "b"), (0, "c")]
-    out = held_out(X, 0.3, seed=9)
+    out = heldout_rows(X, 0.3, seed=9)
     for chunk_rows in (37, 900):
         learned, held = task.task_moments(X, groups, w, keys, fraction=0.3, seed=9,
                                           per_group_scatter=per_group_scatter,
@@ -172,15 +172,15 @@ def test_task_moments_in_threads_restore_blas_and_match_one_thread_from_any_thre
 
 def test_held_out_rows_depend_on_the_rows_not_on_their_order_or_chunks():
     X = np.random.default_rng(2).standard_normal((20000, 7))
-    mask = held_out(X, 0.1, seed=3)
+    mask = heldout_rows(X, 0.1, seed=3)
     assert 0.09 < mask.mean() < 0.11
     order = np.random.default_rng(4).permutation(len(X))
-    np.testing.assert_array_equal(held_out(X[order], 0.1, seed=3), mask[order])
-    chunks = [held_out(X[i : i + 333], 0.1, seed=3) for i in range(0, len(X), 333)]
+    np.testing.assert_array_equal(heldout_rows(X[order], 0.1, seed=3), mask[order])
+    chunks = [heldout_rows(X[i : i + 333], 0.1, seed=3) for i in range(0, len(X), 333)]
     np.testing.assert_array_equal(np.concatenate(chunks), mask)
-    np.testing.assert_array_equal(held_out(X.astype(np.float32), 0.1, 3),
-                                  held_out(X.astype(np.float32).astype(np.float64), 0.1, 3))
-    assert not held_out(X, 0.1, seed=4)[mask].all()
+    np.testing.assert_array_equal(heldout_rows(X.astype(np.float32), 0.1, 3),
+                                  heldout_rows(X.astype(np.float32).astype(np.float64), 0.1, 3))
+    assert not heldout_rows(X, 0.1, seed=4)[mask].all()
 
 
 # ------------------------------------------------------- held-out scores

@@ -110,47 +110,65 @@ class ExactClassifier(BaseSequentialClassifier):
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
         self._check_params()
         tic = time.perf_counter()
-        dask = is_dask_array(X)
-        validate = self._validate_dask_task if dask else self._validate_task
+        validate = self._validate_dask_task if is_dask_array(X) else self._validate_task
         X, y, sample_weight, first, grown = validate(
             X, y, classes, sample_weight, infer_classes=infer_classes
         )
         if first:
-            # Drawn only for the held-out rule: at the defaults nothing is random.
-            self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
-                                  if self._holds_out() else 0)
-            self.n_tasks_seen_ = 0
-            self.moments_ = self.heldout_moments_ = empty_moments(
-                self.n_features_in_, self._per_group_scatter
-            )
-        elif (self.moments_.group_scatter is not None) != self._per_group_scatter:
+            self._start_sequence()
+        else:
+            self._check_same_structure()
+        if grown is not None:
+            self.classes_ = grown
+        learned, held = self._task_moments(X, y, sample_weight)
+        moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
+        if moments.total + heldout.total <= 0:
+            raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
+        self._commit(moments, heldout, {
+            "task": self.n_tasks_seen_ + 1,
+            "n_samples": int(X.shape[0]),
+            "n_heldout": float(held.total),
+            "time": time.perf_counter() - tic,
+        })
+
+    def _start_sequence(self):
+        """Empty moments and task count for the sequence's first task."""
+        # Drawn only for the held-out rule: at the defaults nothing is random.
+        self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
+                              if self._holds_out() else 0)
+        self.n_tasks_seen_ = 0
+        self.moments_ = self.heldout_moments_ = empty_moments(
+            self.n_features_in_, self._per_group_scatter
+        )
+
+    def _check_same_structure(self):
+        """Refuse a covariance structure the moments kept so far cannot serve."""
+        if (self.moments_.group_scatter is not None) != self._per_group_scatter:
             raise ValueError(
                 "The covariance structure cannot change between tasks: the statistics "
                 "kept so far do not hold what it needs. Call fit, or clone the "
                 "estimator, to start a new sequence."
             )
-        if grown is not None:
-            self.classes_ = grown
+
+    def _task_moments(self, X, y, sample_weight):
+        """The task's moments by (task, class): rows learned from, rows held out.
+
+        Nothing on the estimator changes here, so a task rejected while its
+        moments are computed (a NaN in a Dask block) leaves it as it was.
+        """
         classes_ = self.classes_
         keys = [(self.n_tasks_seen_, label) for label in classes_.tolist()]
         fraction = float(self.validation_fraction) if self._holds_out() else 0.0
         options = dict(fraction=fraction, seed=self._holdout_seed,
                        per_group_scatter=self._per_group_scatter)
-        if dask:
+        if is_dask_array(X):
             groups = y.map_blocks(lambda block: np.searchsorted(classes_, block), dtype=np.intp)
-            learned, held = dask_task_moments(X, groups, sample_weight, keys, **options)
-        else:
-            learned, held = task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
-                                         backend=self.backend, **options)
-        moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
-        if moments.total + heldout.total <= 0:
-            raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
-        record = {
-            "task": self.n_tasks_seen_ + 1,
-            "n_samples": int(X.shape[0]),
-            "n_held_out": float(held.total),
-            "time": time.perf_counter() - tic,
-        }
+            return dask_task_moments(X, groups, sample_weight, keys, **options)
+        return task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
+                            backend=self.backend, **options)
+
+    def _commit(self, moments, heldout, record):
+        """Keep the merged moments and the task's record; the solve waits for first use."""
         # The solved attributes are stale from here: dropped, and recomputed
         # from the new moments at their first use (__getattr__).
         for name in (*self._solved_attributes, "solve_time_"):
@@ -162,7 +180,7 @@ class ExactClassifier(BaseSequentialClassifier):
             show_skcl_logs()
             logger.info("[%s] task %d: %d samples (%.0f held out), %.3f s",
                         type(self).__name__, record["task"], record["n_samples"],
-                        record["n_held_out"], record["time"])
+                        record["n_heldout"], record["time"])
 
     def _validate_dask_task(self, X, y, classes, sample_weight, *, infer_classes=False):
         """Check a task given as Dask arrays without loading X.
@@ -199,7 +217,7 @@ class ExactClassifier(BaseSequentialClassifier):
 
     def _check_X(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return validate_data(self, X, reset=False, dtype=self._input_dtypes)
 
 
 def _all_moments(estimator):

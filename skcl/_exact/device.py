@@ -7,7 +7,7 @@ device: chunks of rows stream there in their own dtype (float32 rows
 travel as float32), are shifted and weighted in float64 on the device, and
 their products add into D×D sums that stay on the device until the task
 ends. The references r_g, the weights n_g and the held-out rows are the
-host's, computed by the host's code (``HeldOutRule`` from
+host's, computed by the host's code (``HeldoutRule`` from
 the float64 rows), so both paths hold out the same rows and keep the same
 groups; the sums then differ only by the order of the additions.
 
@@ -132,7 +132,7 @@ def device_memory_available(device=None):
 
 
 def device_moments_bytes(n_features, n_groups, *, chunk_rows, per_group_scatter=False,
-                         held_out=False, precision="float64", itemsize=8):
+                         heldout=False, precision="float64", itemsize=8):
     """Device memory the statistics update needs, in bytes.
 
     With D = ``n_features``, G = ``n_groups`` and c = ``chunk_rows``:
@@ -156,7 +156,7 @@ def device_moments_bytes(n_features, n_groups, *, chunk_rows, per_group_scatter=
     n_features, n_groups : int
     chunk_rows : int
         Rows per chunk sent to the device.
-    per_group_scatter, held_out : bool
+    per_group_scatter, heldout : bool
     precision : {"float64", "float32"}
     itemsize : int
         Bytes per value of the rows as given (4 for float32 rows).
@@ -166,7 +166,7 @@ def device_moments_bytes(n_features, n_groups, *, chunk_rows, per_group_scatter=
     int
     """
     d, g, c = int(n_features), max(int(n_groups), 1), max(int(chunk_rows), 1)
-    products = (g if per_group_scatter else 1) * (2 if held_out else 1)
+    products = (g if per_group_scatter else 1) * (2 if heldout else 1)
     need = 8 * d * d * (products + 1) + c * d * (int(itemsize) + 16) + 32 * g * d
     if precision == "float32":
         need += 4 * d * d + 4 * c * d
@@ -206,7 +206,7 @@ def device_shifted_sums(X, groups, weights, references, rule, *, per_group_scatt
         w_i.
     references : ndarray of shape (G, n_features)
         r_g (the host's :func:`~.task._references`).
-    rule : HeldOutRule or None
+    rule : HeldoutRule or None
         Which rows are held out (judged on the host from float64 rows).
     per_group_scatter : bool
     step : int
@@ -234,7 +234,7 @@ def device_shifted_sums(X, groups, weights, references, rule, *, per_group_scatt
     step = max(1, min(int(step), n))
     check_device_memory(
         device_moments_bytes(d, n_groups, chunk_rows=step, per_group_scatter=per_group_scatter,
-                             held_out=rule is not None, precision=precision,
+                             heldout=rule is not None, precision=precision,
                              itemsize=X.dtype.itemsize),
         device, f"The update of {d} features",
     )

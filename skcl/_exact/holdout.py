@@ -11,7 +11,7 @@ promise: the same statistics, whatever the order and the chunking.
 
 import numpy as np
 
-__all__ = ["HeldOutRule", "held_out"]
+__all__ = ["HeldoutRule", "heldout_rows"]
 
 
 def _mix(h):
@@ -21,7 +21,7 @@ def _mix(h):
     return h ^ (h >> np.uint64(31))
 
 
-class HeldOutRule:
+class HeldoutRule:
     """Which rows are held out, for rows of ``n_features`` values.
 
     The seeded directions and salt are drawn once, so a task's rows can be
@@ -57,7 +57,7 @@ class HeldOutRule:
         return uniform < self.fraction
 
 
-def held_out(X, fraction, seed):
+def heldout_rows(X, fraction, seed):
     """A boolean mask: True for the rows to hold out.
 
     Parameters
@@ -87,5 +87,5 @@ def held_out(X, fraction, seed):
     n, d = X.shape
     if fraction <= 0 or n == 0:
         return np.zeros(n, dtype=bool)
-    rule = HeldOutRule(d, fraction, seed)
+    rule = HeldoutRule(d, fraction, seed)
     return rule.mask(rule.project(np.asarray(X, dtype=np.float64)))

@@ -1,7 +1,7 @@
 """A task's moments, in memory or reduced over a Dask array's blocks.
 
 A task's rows split into the rows learned from and the rows held out
-(:func:`~.holdout.held_out`); each side's moments are grouped by
+(:func:`~.holdout.heldout_rows`); each side's moments are grouped by
 (task, class) and summed about a reference point per group
 (:class:`~.moments.ShiftedSums`), so that the update is one pass over the
 rows and one matrix product. In memory they are computed chunk by chunk,
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .backend import resolve_backend
-from .holdout import HeldOutRule
+from .holdout import HeldoutRule
 from .moments import ShiftedSums, merge
 
 __all__ = ["dask_task_moments", "is_dask_array", "moments_of_rows", "task_moments"]
@@ -64,7 +64,7 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     keys : sequence of hashable
         The groups, e.g. (task, class) pairs.
     fraction, seed : float, int
-        See :func:`~.holdout.held_out`.
+        See :func:`~.holdout.heldout_rows`.
     per_group_scatter : bool
     chunk_rows : int, optional
         Rows per chunk; by default 16 MB of float64, or 8·D rows when
@@ -98,7 +98,7 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     n, d = X.shape
     present, groups = _compact(np.asarray(y, dtype=np.intp), len(keys))
     weights = np.asarray(sample_weight, dtype=np.float64)
-    rule = HeldOutRule(d, fraction, seed) if fraction > 0 and n else None
+    rule = HeldoutRule(d, fraction, seed) if fraction > 0 and n else None
     if resolve_backend(backend) == "jax":
         from .device import device_shifted_sums
 
@@ -313,7 +313,7 @@ def _shifted(X, groups, root, references, buffer, rule):
     sums : ndarray of shape (n_groups, n_features)
         Σ_{i∈g} √w_i A_i, the rows' t_g.
     projected : ndarray of shape (n_rows, 3) or None
-        :meth:`~.holdout.HeldOutRule.project` of the rows (None without a rule).
+        :meth:`~.holdout.HeldoutRule.project` of the rows (None without a rule).
     """
     m, d = X.shape
     A = buffer[:m]

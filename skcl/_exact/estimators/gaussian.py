@@ -136,7 +136,7 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         to them; the solved attributes above are computed from them at
         their first use after it.
     history_ : list of dict
-        Per task: ``task``, ``n_samples``, ``n_held_out`` (weight) and
+        Per task: ``task``, ``n_samples``, ``n_heldout`` (weight) and
         ``time`` (seconds).
 
     Notes
