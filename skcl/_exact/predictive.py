@@ -69,7 +69,8 @@ from .gaussian import (
 )
 from .moments import GroupMoments
 
-__all__ = ["PREDICTIVES", "class_log_joint", "class_log_proba", "ridge_score_log_likelihoods",
+__all__ = ["PREDICTIVES", "class_log_joint", "class_log_proba", "log_normalise",
+           "ridge_score_log_likelihoods",
            "score_basis", "score_logits", "score_moments", "score_temperature",
            "student_t_log_likelihoods"]
 
@@ -337,5 +338,25 @@ def class_log_proba(joint, component_classes, classes):
     ndarray of shape (n_samples, n_classes)
         −inf for a class with no component (declared, no rows yet).
     """
-    per_class = class_log_joint(joint, component_classes, classes)
-    return per_class - logsumexp(per_class, axis=1, keepdims=True)
+    return log_normalise(class_log_joint(joint, component_classes, classes))
+
+
+def log_normalise(log_weights):
+    """Each row of unnormalised log weights minus its log-sum-exp.
+
+    The row's largest weight is taken out first, exactly: far from the
+    data every log joint is about −|x|² and their float64 sum with log K
+    would lose the K (one class of three got probability 1 each).
+
+    Parameters
+    ----------
+    log_weights : ndarray of shape (n_samples, n_classes)
+        −inf allowed, for a class that has no rows.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+    """
+    top = np.max(log_weights, axis=1, keepdims=True)
+    shifted = log_weights - np.where(np.isfinite(top), top, 0.0)
+    return shifted - logsumexp(shifted, axis=1, keepdims=True)

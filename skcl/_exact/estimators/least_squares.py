@@ -4,7 +4,6 @@
 from numbers import Real
 
 import numpy as np
-from scipy.special import logsumexp
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
@@ -23,6 +22,7 @@ from ..least_squares import (
 from ..moments import coarsen, merge
 from ..predictive import (
     class_log_proba,
+    log_normalise,
     ridge_score_log_likelihoods,
     score_logits,
     score_temperature,
@@ -242,8 +242,7 @@ class LeastSquaresClassifier(ExactClassifier):
             return self._discriminant_log_proba(X)
         if len(self.classes_) == 1:
             return np.zeros((len(X), 1))
-        logits = self._temperature() * score_logits(self._scores(X))
-        return logits - logsumexp(logits, axis=1, keepdims=True)
+        return log_normalise(self._temperature() * score_logits(self._scores(X)))
 
     def predict_proba(self, X):
         """p(c | x), from a Gaussian model of the ridge scores.
