@@ -461,6 +461,7 @@ class PretrainedFeatureExtractor(
         return on_epoch
 
     def _log_pretrained(self, network, n_images, start):
+        """verbose mode's closing line of pre-training: what, on how many images, how long."""
         _progress(
             f"[{type(self).__name__}] pre-trained {network.architecture} on "
             f"{n_images} images in {time.perf_counter() - start:.1f} s"

@@ -10,14 +10,14 @@ import numpy as np
 
 from ._matplotlib import import_matplotlib
 
-__all__ = ["padded_extent", "plot_class_probabilities", "plot_figure2"]
+__all__ = ["plot_class_probabilities", "plot_figure2"]
 
 # Class colours of the points: pure red, green and blue, matching the
 # channel each class's probability drives.
 _POINT_COLOURS = np.eye(3)
 
 
-def padded_extent(X):
+def _padded_extent(X):
     """The plane drawn by default: the data's range padded by 10 % on each side.
 
     Parameters
@@ -86,7 +86,7 @@ def plot_class_probabilities(estimator, X, y, *, ax=None, extent=None, resolutio
     if len(classes) > 3:
         raise ValueError(f"At most 3 classes map to RGB, the estimator has {len(classes)}.")
     if extent is None:
-        extent = padded_extent(X)
+        extent = _padded_extent(X)
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -172,7 +172,7 @@ def plot_figure2(models, X, y, *, feature_names=("petal length (cm)", "petal wid
         raise ValueError("models holds no fitted classifier to draw.")
     methods = list(dict.fromkeys(m for _, panels in rows for m in panels))
     X = np.asarray(X, dtype=float)
-    extent = padded_extent(X)
+    extent = _padded_extent(X)
     # A bare Figure needs no pyplot, so no display and no global state.
     fig = Figure(
         figsize=(panel_size * len(methods), panel_size * len(rows) + 0.3),
