@@ -29,13 +29,14 @@ Images are NHWC; uint8 images are divided by 255 inside the network, so
 the data stay uint8 (a quarter of the memory) until a minibatch is used.
 """
 
+import warnings
 from dataclasses import dataclass
 from math import prod
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["ARCHITECTURES", "DEPRECATED_ARCHITECTURES", "ConvNet"]
+__all__ = ["ARCHITECTURES", "DEPRECATED_ARCHITECTURES", "ConvNet", "current_name"]
 
 N_GROUPS = 32
 """Groups of every group normalisation (the paper: 32)."""
@@ -50,6 +51,34 @@ ARCHITECTURES = {"cnn4": 64, "gn_resnet18": 512}
 DEPRECATED_ARCHITECTURES = {"resnet18": "gn_resnet18"}
 """Old name → new name. "resnet18" was the paper's GroupNorm/swish network,
 which torchvision's ResNet-18 (BatchNorm/ReLU, published weights) is not."""
+
+
+def current_name(architecture, *, stacklevel=2):
+    """An architecture's current name; a deprecated name warns (FutureWarning).
+
+    Parameters
+    ----------
+    architecture : str
+        A name of :data:`ARCHITECTURES` or of :data:`DEPRECATED_ARCHITECTURES`.
+    stacklevel : int, default=2
+        As :func:`warnings.warn`'s, counted from the caller of this function.
+
+    Returns
+    -------
+    str
+    """
+    if architecture in DEPRECATED_ARCHITECTURES:
+        new = DEPRECATED_ARCHITECTURES[architecture]
+        warnings.warn(
+            f"architecture={architecture!r} is deprecated and will be removed: it "
+            f"is the paper's GroupNorm/swish network, now named {new!r} (same network, "
+            f"same weights files). It is not torchvision's ResNet-18; for that one, with "
+            f"published weights, use BackboneFeatureExtractor('resnet18', weights=...).",
+            FutureWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return new
+    return architecture
 
 
 def _pooled(size):

@@ -13,10 +13,12 @@ module runs them as a scikit-learn transformer:
 
 The estimator checks its parameters, builds the network once in ``fit``
 and feeds it batches in ``transform``; the work is done by one module per
-job: ``_torchvision_backend`` (model names, published weights and their
-preprocessing), ``_torch_backend`` (a torch network: weights, device,
-forward pass), ``_jax_backend`` (a JAX function: params, device, jitted
-forward pass), ``_preprocessing`` (the ``preprocess`` parameter) and
+job: ``_frozen_network`` (the network built from the parameters, and one
+batch's forward pass), ``_torchvision_backend`` (model names, published
+weights and their preprocessing), ``_torch_backend`` (a torch network:
+weights, device, forward pass), ``_jax_backend`` (a JAX function: params,
+device, jitted forward pass), ``_preprocessing`` (the ``preprocess``
+parameter), ``_precision`` (the ``precision`` parameter) and
 ``_feature_cache`` (the on-disk cache and its key).
 
 torch and torchvision are optional (``pip install "skcl[torch]"``): they are
@@ -27,47 +29,32 @@ works without them.
 import functools
 import logging
 import time
-from collections.abc import Mapping
 from numbers import Integral
 
-import jax
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _check_feature_names, check_is_fitted, check_memory
 
 from .._utils.logging import log_progress
 from .._utils.progress import check_progress_bar, progress_bar
-from ._feature_cache import backbone_hash, cached_call, features_key, function_identity
+from ._feature_cache import backbone_hash, cached_call, features_key
+from ._frozen_network import (
+    backbone_preprocess,
+    build_jax_network,
+    build_torch_network,
+    check_backbone,
+    forward,
+    runs_in_torch,
+)
 from ._inputs import ImageInputMixin
-from ._jax_backend import jax_device, jax_forward, on_device, params_hash
-from ._preprocessing import check_preprocess, describe, resolve_preprocess
-from ._torch_backend import (
-    PRECISIONS,
-    _import_torch,
-    frozen,
-    is_torch_module,
-    module_copy,
-    module_identity,
-    state_dict_hash,
-    torch_device,
-    torch_forward,
-)
-from ._torchvision_backend import (
-    check_model_name,
-    default_weights,
-    read_weights,
-    torchvision_model,
-    weights_preprocess,
-)
+from ._precision import check_precision
+from ._preprocessing import check_preprocess, describe
 
 # verbose mode's progress lines, through the logger "skcl.feature_extraction"
 _progress = functools.partial(log_progress, logging.getLogger("skcl.feature_extraction"))
 
 
 __all__ = ["BackboneFeatureExtractor"]
-
-# The precision parameter as JAX's default_matmul_precision.
-_JAX_PRECISIONS = {"float32": "highest", "tf32": "tensorfloat32", "bfloat16": "bfloat16"}
 
 
 class BackboneFeatureExtractor(
@@ -345,23 +332,15 @@ class BackboneFeatureExtractor(
         image_shape = tuple(int(s) for s in images.shape[1:])
         # Everything is built in locals; attributes are set only at the end,
         # so that a rejected call leaves a fitted extractor as it was.
-        if self._is_torch():
-            state = self._build_torch()
-        else:
-            state = self._build_jax()
-        state["preprocess_"] = self._resolve_preprocess(image_shape)
-        probe = self._checked_batch(images[:1])
-        try:
-            n_features = self._forward(state, probe).shape[1]
-        except Exception as error:
-            raise ValueError(
-                f"The backbone cannot take images of shape {image_shape} (height, width, "
-                f"channels) with preprocessing {describe(state['preprocess_'])}: "
-                f"{type(error).__name__}: {error}"
-            ) from error
-        state["backbone_hash_"] = backbone_hash(state.pop("_identity"), state.pop("_weights_hash"))
+        network = self._build_network()
+        preprocess = backbone_preprocess(self.backbone, self.weights, self.preprocess, image_shape)
+        n_features = self._probe(network, preprocess, images, image_shape)
         _check_feature_names(self, X, reset=True)
-        vars(self).update(state)
+        self.model_ = network.model
+        self.params_ = network.params
+        self.device_ = network.device
+        self.preprocess_ = preprocess
+        self.backbone_hash_ = backbone_hash(network.identity, network.weights_hash)
         self.image_shape_ = image_shape
         self.n_features_in_ = int(np.prod(image_shape))
         self._n_features_out = int(n_features)
@@ -422,108 +401,61 @@ class BackboneFeatureExtractor(
             return f"torchvision's {self.backbone}"
         return getattr(self.backbone, "__qualname__", type(self.backbone).__name__)
 
-    def _is_torch(self):
-        return isinstance(self.backbone, str) or is_torch_module(self.backbone)
-
     def _check_params(self):
         if not (isinstance(self.batch_size, Integral) and self.batch_size >= 1):
             raise ValueError(f"batch_size must be a positive integer, got {self.batch_size!r}.")
-        if not (isinstance(self.precision, str) and self.precision in PRECISIONS):
-            raise ValueError(
-                f"precision must be one of {list(PRECISIONS)} (float32 by default; tf32 "
-                f"and bfloat16 trade exactness for speed on a GPU), got {self.precision!r}."
-            )
+        check_precision(self.precision)
         if not isinstance(self.device, str):
             raise ValueError(
                 "device must be a string such as 'auto', 'cpu' or 'cuda', "
                 f"got {self.device!r}."
             )
-        if not (isinstance(self.backbone, str) or callable(self.backbone)):
-            raise ValueError(
-                f"backbone must be a torchvision model name, a JAX function or a torch "
-                f"module, got {self.backbone!r}."
-            )
-        if self.params is not None and self._is_torch():
-            raise ValueError(
-                "params is for a JAX function backbone; a torch model's weights go in weights."
-            )
-        if self.weights is not None and not self._is_torch():
-            raise ValueError(
-                "weights is for a torchvision model or a torch module; a JAX function's "
-                "weights go in params."
-            )
+        check_backbone(self.backbone, self.params, self.weights)
         check_memory(self.memory)  # a clear error for anything but a path or a Memory
         self._declared_image_shape()
         check_preprocess(self.preprocess)
 
-    def _resolve_preprocess(self, image_shape):
-        """``preprocess`` as a dict of plain values (hashable, picklable)."""
-        preprocess = self.preprocess
-        torchvision_name = isinstance(self.backbone, str)
-        if isinstance(preprocess, str):  # "auto"
-            preprocess = default_weights(self.backbone, self.weights) if torchvision_name else None
-        if preprocess is not None and not isinstance(preprocess, Mapping):
-            preprocess = weights_preprocess(preprocess)
-        return resolve_preprocess(preprocess, image_shape, torchvision=torchvision_name)
-
     # -- building the network: fit's state, set on the extractor at the end of fit
+    def _build_network(self):
+        """The frozen network with its weights, on its device (a ``FrozenNetwork``)."""
+        if runs_in_torch(self.backbone):
+            return build_torch_network(
+                self.backbone, self.weights, self.device, verbose=self.verbose
+            )
+        return build_jax_network(self.backbone, self.params, self.device)
 
-    def _build_torch(self):
-        """A torchvision model or a copy of your module, weights loaded, frozen on its device."""
-        name = self.backbone if isinstance(self.backbone, str) else None
-        torch = _import_torch(
-            f"torchvision's {name}" if name is not None else "A torch module backbone"
-        )
-        if name is not None:
-            check_model_name(name)
-        state = (
-            read_weights(self.backbone, self.weights, torch, verbose=self.verbose)
-            if self.weights is not None
-            else None
-        )
-        if name is not None:
-            model = torchvision_model(name, state, torch)
-        else:
-            model = module_copy(self.backbone, state)
-        device = torch_device(self.device, torch)
-        model = frozen(model, device)
-        return {
-            "model_": model,
-            "params_": None,
-            "device_": str(device),
-            "_identity": (
-                ("torchvision", name) if name is not None
-                else module_identity(self.backbone, model)
-            ),
-            "_weights_hash": state_dict_hash(model),
-        }
+    def _probe(self, network, preprocess, images, image_shape):
+        """The number of features, from one forward pass on the first image.
 
-    def _build_jax(self):
-        """The JAX function's params on its device."""
-        device = jax_device(self.device)
-        params = on_device(self.params, device)
-        return {
-            "model_": None,
-            "params_": params,
-            "device_": f"{device.platform}:{device.id}",
-            "_identity": ("jax", *function_identity(self.backbone)),
-            "_weights_hash": params_hash(params),
-        }
+        A backbone that cannot take the images fails here, in ``fit``, with
+        the image shape and the preprocessing in the error.
+        """
+        probe = self._checked_batch(images[:1])
+        try:
+            return self._forward(
+                network.model, network.params, preprocess, network.device, probe
+            ).shape[1]
+        except Exception as error:
+            raise ValueError(
+                f"The backbone cannot take images of shape {image_shape} (height, width, "
+                f"channels) with preprocessing {describe(preprocess)}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
 
     # -- running it
-
     def _extract(self, images):
         """Features of (n, H, W, C) images, one batch at a time."""
         n_samples = len(images)
         batch_size = int(self.batch_size)
         features = np.empty((n_samples, self._n_features_out), np.float32)
-        state = vars(self)
         start = time.perf_counter()
         n_batches = -(-n_samples // batch_size)
         with progress_bar(self, total=n_batches, desc="transform", unit="batch") as bar:
             for begin in range(0, n_samples, batch_size):
                 batch = self._checked_batch(images[begin : begin + batch_size])
-                features[begin : begin + len(batch)] = self._forward(state, batch)
+                features[begin : begin + len(batch)] = self._forward(
+                    self.model_, self.params_, self.preprocess_, self.device_, batch
+                )
                 bar.update()
                 if self.verbose and (begin // batch_size) % 20 == 19:
                     _progress(
@@ -532,22 +464,21 @@ class BackboneFeatureExtractor(
                     )
         return features
 
-    def _forward(self, state, batch):
+    def _forward(self, model, params, spec, device, batch):
         """Features of one checked batch (uint8 or float32, NHWC) as float32 NumPy."""
-        spec = state["preprocess_"]
-        if state["model_"] is not None:
-            return torch_forward(state["model_"], spec, batch, state["device_"], self.precision)
-        # Part of the trace context: each precision is its own compilation.
-        with jax.default_matmul_precision(_JAX_PRECISIONS[self.precision]):
-            return jax_forward(
-                self.backbone, state["params_"], spec, batch, batch_size=int(self.batch_size),
-                device=state["device_"], no_params=self.params is None,
-            )
+        return forward(
+            self.backbone, model, params, spec, batch, device=device,
+            precision=self.precision, batch_size=int(self.batch_size),
+            no_params=self.params is None,
+        )
 
 
 # joblib files cached features under this function's module and name, and
 # drops them when its source changes: it stays here, as it is, so that
-# caches written before stay valid.
+# caches written before stay valid. That is also why it calls the private
+# _extract of the extractor it is given: the class is defined above, in this
+# module, and the memoised call is transform's own (a public name would
+# change the source, and so drop every cache written before).
 def _cached_features(backbone_hash, preprocess_hash, device, images_hash, *, extractor, images):
     """The features joblib's Memory caches, keyed by the hashes only."""
     return extractor._extract(images)

@@ -6,11 +6,8 @@ MNIST, CIFAR-100 for Split CIFAR-10, BCN-12 for HAM), freeze it, and
 learn the task sequence continually with one dense layer on its features.
 """
 
-import json
 import logging
 import time
-import warnings
-import zipfile
 from functools import partial
 from numbers import Integral
 
@@ -32,17 +29,23 @@ from .._gradient.model import Model
 from .._gradient.training import minimize_stepwise
 from .._utils.logging import log_progress
 from .._utils.progress import check_progress_bar, progress_bar
-from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet
+from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet, current_name
 from ._inputs import ImageInputMixin
+from ._precision import JAX_PRECISIONS, check_precision
+from ._weights_file import (
+    check_format,
+    check_stored_weights,
+    header_image_shape,
+    read_weights_file,
+    stored_architecture,
+    write_weights_file,
+)
 
 # verbose mode's progress lines, through the logger "skcl.feature_extraction"
 _progress = partial(log_progress, logging.getLogger("skcl.feature_extraction"))
 
 
 __all__ = ["PretrainedFeatureExtractor"]
-
-_WEIGHTS_FORMAT = "skcl.PretrainedFeatureExtractor"
-_WEIGHTS_VERSION = 1
 
 
 class PretrainedFeatureExtractor(
@@ -213,37 +216,15 @@ class PretrainedFeatureExtractor(
         self._check_params()
         check_progress_bar(self)
         architecture = self._architecture()  # warns first for a deprecated name
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None: "
-                "pre-training is supervised."
-            )
         # Nothing is set before every check has passed (feature_names_in_
         # included): a rejected call leaves a fitted extractor as it was.
-        images = self._images(X)
-        y = column_or_1d(y, warn=True)
-        if len(y) != len(images):
-            raise ValueError(f"X has {len(images)} samples but y has {len(y)}.")
-        check_classification_targets(y)
-        classes, y_index = np.unique(y, return_inverse=True)
-        sample_weight = _check_sample_weight(
-            sample_weight, images, dtype=np.float32, ensure_non_negative=True
-        )
-        weights = likelihoods.likelihood_weights(
-            self.class_weight, classes, y_index, sample_weight
-        )
-        images = self._checked_batch(images)  # the whole task goes to the device
+        images, classes, y_index, weights = self._pretraining_task(X, y, sample_weight)
         network = ConvNet(architecture, images.shape[1:], len(classes))
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
         start = time.perf_counter()
         with progress_bar(self, total=int(self.n_epochs), desc="pre-training", unit="epoch") as bar:
-
-            def on_epoch(epoch, loss):
-                if self.verbose:
-                    self._log_epoch(epoch, loss)
-                bar.set_postfix_str(f"loss {loss:.5g}", refresh=False)
-                bar.update()
+            on_epoch = self._epoch_reporter(bar)
 
             # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
             theta, losses, _ = minimize_stepwise(
@@ -267,10 +248,7 @@ class PretrainedFeatureExtractor(
                 "smaller learning_rate, or scale the images to [0, 1]."
             )
         if self.verbose:
-            _progress(
-                f"[{type(self).__name__}] pre-trained {network.architecture} on "
-                f"{len(images)} images in {time.perf_counter() - start:.1f} s"
-            )
+            self._log_pretrained(network, len(images), start)
         _check_feature_names(self, X, reset=True)
         self._set_fitted(network, theta, classes)
         self.loss_curve_ = losses
@@ -293,7 +271,7 @@ class PretrainedFeatureExtractor(
         """
         check_is_fitted(self)
         check_progress_bar(self)
-        self._check_precision()
+        check_precision(self.precision)
         _check_feature_names(self, X, reset=False)
         images = self._images(X, fitted_shape=self.image_shape_)
         n_samples = len(images)
@@ -309,7 +287,7 @@ class PretrainedFeatureExtractor(
                     padding = np.zeros((batch_size - n, *batch.shape[1:]), batch.dtype)
                     batch = np.concatenate([batch, padding])
                 # Part of the trace context: each precision is its own compilation.
-                with jax.default_matmul_precision(_JAX_PRECISIONS[self.precision]):
+                with jax.default_matmul_precision(JAX_PRECISIONS[self.precision]):
                     out = _features(self.network_, self.theta_, batch)
                 features[begin : begin + n] = np.asarray(out)[:n]
                 bar.update()
@@ -353,18 +331,7 @@ class PretrainedFeatureExtractor(
             Destination; NumPy appends ``.npz`` when missing.
         """
         check_is_fitted(self)
-        header = {
-            "format": _WEIGHTS_FORMAT,
-            "version": _WEIGHTS_VERSION,
-            "architecture": self.network_.architecture,
-            "image_shape": list(self.image_shape_),
-            "n_classes": len(self.classes_),
-            "n_params": self.network_.n_params,
-        }
-        classes = np.asarray(self.classes_)
-        if classes.dtype == object:  # strings: a unicode array needs no pickle
-            classes = classes.astype(str)
-        np.savez(path, header=np.array(json.dumps(header)), theta=self.theta_, classes=classes)
+        write_weights_file(path, self.network_, self.theta_, self.classes_)
 
     def load_weights(self, path):
         """Restore weights written by :meth:`save_weights`; the extractor is then fitted.
@@ -388,31 +355,9 @@ class PretrainedFeatureExtractor(
             image shape. The extractor is then left unchanged.
         """
         self._check_params()
-        try:
-            stored = np.load(path, allow_pickle=False)
-            if not isinstance(stored, np.lib.npyio.NpzFile):  # a plain .npy array
-                raise ValueError(f"it holds one {type(stored).__name__}, not named arrays")
-            with stored:
-                header = json.loads(str(stored["header"]))
-                theta = np.asarray(stored["theta"], np.float32)
-                classes = np.asarray(stored["classes"])
-            if classes.ndim != 1:
-                raise ValueError(f"its classes have shape {classes.shape}, not (n_classes,)")
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-            raise ValueError(
-                f"{path} is not a readable skcl weights file ({type(error).__name__}: "
-                f"{error}); write one with PretrainedFeatureExtractor.save_weights."
-            ) from error
+        header, theta, classes = read_weights_file(path)
         network = self._network_from_header(header, path)
-        if theta.shape != (network.n_params,) or len(classes) != network.n_classes:
-            raise ValueError(
-                f"{path} is corrupted: it holds {theta.size} parameters and "
-                f"{len(classes)} classes, but a {network.architecture} on "
-                f"{network.image_shape} images with {network.n_classes} classes has "
-                f"{network.n_params}."
-            )
-        if not np.all(np.isfinite(theta)):
-            raise ValueError(f"{path} is corrupted: its weights are not all finite.")
+        check_stored_weights(path, network, theta, classes)
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         self._set_fitted(network, theta, classes)
@@ -430,18 +375,8 @@ class PretrainedFeatureExtractor(
 
     def _architecture(self):
         """The architecture's current name; the deprecated "resnet18" warns."""
-        if self.architecture in DEPRECATED_ARCHITECTURES:
-            new = DEPRECATED_ARCHITECTURES[self.architecture]
-            warnings.warn(
-                f"architecture={self.architecture!r} is deprecated and will be removed: it "
-                f"is the paper's GroupNorm/swish network, now named {new!r} (same network, "
-                f"same weights files). It is not torchvision's ResNet-18; for that one, with "
-                f"published weights, use BackboneFeatureExtractor('resnet18', weights=...).",
-                FutureWarning,
-                stacklevel=3,
-            )
-            return new
-        return self.architecture
+        # stacklevel: the warning points at the caller of fit (or at load_weights).
+        return current_name(self.architecture, stacklevel=3)
 
     def _check_params(self):
         if (self.architecture not in ARCHITECTURES
@@ -457,46 +392,23 @@ class PretrainedFeatureExtractor(
             value = getattr(self, name)
             if not (np.isscalar(value) and np.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}.")
-        self._check_precision()
+        check_precision(self.precision)
         likelihoods.check_class_weight(self.class_weight)
         self._declared_image_shape()
 
-    def _check_precision(self):
-        if not (isinstance(self.precision, str) and self.precision in _JAX_PRECISIONS):
-            raise ValueError(
-                f"precision must be one of {list(_JAX_PRECISIONS)} (float32 by default; tf32 "
-                f"and bfloat16 trade exactness for speed on a GPU), got {self.precision!r}."
-            )
-
     def _network_from_header(self, header, path):
         """The ConvNet a weights file's header describes, if it fits this extractor."""
-        if not isinstance(header, dict) or header.get("format") != _WEIGHTS_FORMAT:
-            raise ValueError(f"{path} is not an skcl PretrainedFeatureExtractor weights file.")
-        if header.get("version") != _WEIGHTS_VERSION:
-            raise ValueError(
-                f"{path} has weights format version {header.get('version')!r}; this skcl "
-                f"reads version {_WEIGHTS_VERSION}."
-            )
-        # Files written before the rename say "resnet18": the same network.
-        stored = DEPRECATED_ARCHITECTURES.get(
-            header.get("architecture"), header.get("architecture")
-        )
+        check_format(header, path)
+        stored = stored_architecture(header)
+        # Asked only now, so that a file of another format fails without the
+        # deprecation warning (and the warning points at load_weights).
         architecture = self._architecture()
         if stored != architecture:
             raise ValueError(
                 f"{path} holds a {stored!r} extractor, but this one's "
                 f"architecture is {architecture!r}."
             )
-        try:
-            image_shape = tuple(int(s) for s in header["image_shape"])
-            n_classes = int(header["n_classes"])
-            if len(image_shape) != 3 or min(image_shape) < 1 or n_classes < 1:
-                raise ValueError("out of range")
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(
-                f"{path} is corrupted: its header lacks a valid image shape or number "
-                f"of classes ({error})."
-            ) from error
+        image_shape, n_classes = header_image_shape(header, path)
         wanted = self._declared_image_shape()
         if wanted is not None and wanted != image_shape:
             raise ValueError(
@@ -504,6 +416,56 @@ class PretrainedFeatureExtractor(
                 f"extractor's image_shape is {wanted}."
             )
         return ConvNet(architecture, image_shape, n_classes)
+
+    def _pretraining_task(self, X, y, sample_weight):
+        """The pre-training task, checked, as training takes it.
+
+        Returns
+        -------
+        images : ndarray of shape (n_samples, H, W, C), uint8 or float32
+            Checked whole: the whole task goes to the device.
+        classes : ndarray of shape (n_classes,)
+        y_index : ndarray of shape (n_samples,)
+            Each label's index in ``classes``.
+        weights : ndarray of shape (n_samples,)
+            The cross entropy's weight of each sample (class and sample weights).
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                "pre-training is supervised."
+            )
+        images = self._images(X)
+        y = column_or_1d(y, warn=True)
+        if len(y) != len(images):
+            raise ValueError(f"X has {len(images)} samples but y has {len(y)}.")
+        check_classification_targets(y)
+        classes, y_index = np.unique(y, return_inverse=True)
+        sample_weight = _check_sample_weight(
+            sample_weight, images, dtype=np.float32, ensure_non_negative=True
+        )
+        weights = likelihoods.likelihood_weights(
+            self.class_weight, classes, y_index, sample_weight
+        )
+        return self._checked_batch(images), classes, y_index, weights
+
+    def _epoch_reporter(self, bar):
+        """What pre-training calls after each epoch: the verbose line, the progress bar."""
+
+        def on_epoch(epoch, loss):
+            if self.verbose:
+                self._log_epoch(epoch, loss)
+            bar.set_postfix_str(f"loss {loss:.5g}", refresh=False)
+            bar.update()
+
+        return on_epoch
+
+    def _log_pretrained(self, network, n_images, start):
+        """verbose mode's closing line of pre-training: what, on how many images, how long."""
+        _progress(
+            f"[{type(self).__name__}] pre-trained {network.architecture} on "
+            f"{n_images} images in {time.perf_counter() - start:.1f} s"
+        )
 
     def _log_epoch(self, epoch, loss):
         _progress(
@@ -518,10 +480,6 @@ class PretrainedFeatureExtractor(
         self.image_shape_ = network.image_shape
         self.n_features_in_ = int(np.prod(network.image_shape))
         self._n_features_out = network.n_features
-
-
-# The precision parameter as JAX's default_matmul_precision.
-_JAX_PRECISIONS = {"float32": "highest", "tf32": "tensorfloat32", "bfloat16": "bfloat16"}
 
 
 @partial(jax.jit, static_argnums=0)

@@ -70,28 +70,8 @@ def resolve_preprocess(preprocess, image_shape, *, torchvision):
                 interpolation="bilinear")
     if preprocess is not None:
         spec.update(preprocess)
-    for key in ("resize_size", "crop_size"):
-        value = spec[key]
-        if value is None:
-            continue
-        value = tuple(np.atleast_1d(value).tolist())
-        if not (len(value) in (1, 2) and all(isinstance(v, Integral) and v >= 1 for v in value)):
-            raise ValueError(
-                f"preprocess[{key!r}] must be a positive int or (height, width), "
-                f"got {spec[key]!r}."
-            )
-        spec[key] = value if key == "crop_size" or len(value) == 2 else value[0]
-    if isinstance(spec["crop_size"], tuple) and len(spec["crop_size"]) == 1:
-        spec["crop_size"] = spec["crop_size"] * 2
-    for key in ("mean", "std"):
-        if spec[key] is not None:
-            spec[key] = tuple(float(v) for v in np.atleast_1d(spec[key]))
-    if (spec["mean"] is None) != (spec["std"] is None) or (
-        spec["mean"] is not None and len(spec["mean"]) != len(spec["std"])
-    ):
-        raise ValueError("preprocess needs both mean and std, with one value per channel.")
-    if spec["std"] is not None and min(spec["std"]) <= 0:
-        raise ValueError(f"preprocess['std'] must be positive, got {spec['std']}.")
+    _resolve_sizes(spec)
+    _resolve_normalisation(spec)
     if spec["interpolation"] not in INTERPOLATIONS:
         raise ValueError(
             f"preprocess['interpolation'] must be one of {INTERPOLATIONS}, got "
@@ -107,6 +87,40 @@ def resolve_preprocess(preprocess, image_shape, *, torchvision):
             f"the images have {channels} channels."
         )
     return spec
+
+
+def _resolve_sizes(spec):
+    """``resize_size`` and ``crop_size`` of ``spec`` as plain ints and tuples, in place.
+
+    ``resize_size`` stays an int (the shorter side) or becomes (height,
+    width); ``crop_size`` is always (height, width).
+    """
+    for key in ("resize_size", "crop_size"):
+        value = spec[key]
+        if value is None:
+            continue
+        value = tuple(np.atleast_1d(value).tolist())
+        if not (len(value) in (1, 2) and all(isinstance(v, Integral) and v >= 1 for v in value)):
+            raise ValueError(
+                f"preprocess[{key!r}] must be a positive int or (height, width), "
+                f"got {spec[key]!r}."
+            )
+        spec[key] = value if key == "crop_size" or len(value) == 2 else value[0]
+    if isinstance(spec["crop_size"], tuple) and len(spec["crop_size"]) == 1:
+        spec["crop_size"] = spec["crop_size"] * 2
+
+
+def _resolve_normalisation(spec):
+    """``mean`` and ``std`` of ``spec`` as tuples of float, checked, in place."""
+    for key in ("mean", "std"):
+        if spec[key] is not None:
+            spec[key] = tuple(float(v) for v in np.atleast_1d(spec[key]))
+    if (spec["mean"] is None) != (spec["std"] is None) or (
+        spec["mean"] is not None and len(spec["mean"]) != len(spec["std"])
+    ):
+        raise ValueError("preprocess needs both mean and std, with one value per channel.")
+    if spec["std"] is not None and min(spec["std"]) <= 0:
+        raise ValueError(f"preprocess['std'] must be positive, got {spec['std']}.")
 
 
 def describe(spec):

@@ -21,8 +21,8 @@ import joblib
 from ._feature_cache import function_identity
 
 __all__ = [
-    "PRECISIONS",
     "frozen",
+    "import_torch",
     "is_torch_module",
     "is_weights_path",
     "load_weights",
@@ -42,9 +42,6 @@ _TORCH_EXTRA = (
 
 _WEIGHTS_FILE_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".tar")
 
-#: The ``precision`` parameter's values: the arithmetic of the forward pass.
-PRECISIONS = ("float32", "tf32", "bfloat16")
-
 # torch's precision flags are global to the process: one forward at a time
 # sets and restores them, so that two extractors of different precisions
 # in threads (a search's candidates) cannot run under each other's flags.
@@ -56,7 +53,7 @@ _PRECISION_LOCK = threading.RLock()
 _FP32_PRECISION_FLAGS = ("cuda.matmul", "cudnn.conv", "cudnn.rnn")
 
 
-def _import_torch(what):
+def import_torch(what):
     """torch (and torchvision), or an ImportError that says how to install them."""
     try:
         import torch

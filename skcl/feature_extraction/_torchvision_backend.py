@@ -5,7 +5,7 @@ then runs as any torch network (``_torch_backend``). The weights a
 BackboneFeatureExtractor is given (a weights enum or its name, a file, a
 state dict) are read here too, also for a torch module.
 
-torchvision is imported inside the functions, after ``_import_torch`` has
+torchvision is imported inside the functions, after ``import_torch`` has
 said how to install it when it is missing.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from ._preprocessing import INTERPOLATIONS
 from ._torch_backend import (
-    _import_torch,
+    import_torch,
     is_weights_path,
     load_weights,
     read_weights_file,
@@ -140,7 +140,7 @@ def default_weights(backbone, weights):
     default published weights, so that a local copy of them is preprocessed
     as they require; None for a model with none.
     """
-    _import_torch(f"torchvision's {backbone}")
+    import_torch(f"torchvision's {backbone}")
     from torchvision.models import get_model_weights
 
     if weights is not None and not is_weights_path(weights) and not isinstance(weights, Mapping):
