@@ -17,8 +17,9 @@ after the last task:
   linearised Laplace predictive over N(θ*, (λ H)⁻¹) by the probit
   approximation, the pairwise (mean-field) probit and Monte Carlo (1,000
   samples of the logits);
-* every exact-family classifier that has ``predict_proba``, at its
-  defaults (a classifier that gains one later joins the table by itself);
+* the exact family at its defaults: the Gaussian classifier with a shared
+  and with per-class covariances, least squares with each of its
+  ``probabilities`` readings;
 * scikit-learn's ``LogisticRegression`` fitted on all training tasks at
   once (standardised), the strongest simple baseline: not continual.
 
@@ -100,7 +101,9 @@ def exact_family(seed):
     }
     for name, params in candidates.items():
         out[name] = skcl.GaussianDiscriminantClassifier(random_state=seed, **params)
-    out["Least squares"] = skcl.LeastSquaresClassifier(random_state=seed)
+    for probabilities in ("scores", "discriminant", "ranked"):
+        out[f'Least squares, probabilities="{probabilities}"'] = (
+            skcl.LeastSquaresClassifier(probabilities=probabilities, random_state=seed))
     return {name: est for name, est in out.items() if hasattr(est, "predict_proba")}
 
 
