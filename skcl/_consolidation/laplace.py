@@ -52,6 +52,8 @@ from .structures import (
 __all__ = [
     "PREDICTIVES",
     "PosteriorRoot",
+    "evidence_prior_precision",
+    "laplace_log_evidence",
     "laplace_log_proba",
     "logit_moments",
     "mc_log_proba",
@@ -122,8 +124,12 @@ def _check_block_fits(size):
         )
 
 
-def posterior_root(state, alpha, layer_shapes):
+def posterior_root(state, alpha, layer_shapes, prior_precision=None):
     """Square roots of Σ = (λ (diag(prior) + C))⁻¹ in C's structure.
+
+    With ``prior_precision`` δ, Σ = (λ C + δ I)⁻¹ instead: the stored
+    curvature with an isotropic prior of precision δ in place of λ·prior
+    (:func:`evidence_prior_precision`).
 
     Parameters
     ----------
@@ -135,6 +141,8 @@ def posterior_root(state, alpha, layer_shapes):
         λ.
     layer_shapes : tuple of (fan_in, fan_out)
         The network's dense layers.
+    prior_precision : float > 0 or None, default=None
+        δ; None keeps the stored prior.
 
     Returns
     -------
@@ -142,9 +150,14 @@ def posterior_root(state, alpha, layer_shapes):
     """
     prior = np.asarray(state.prior, np.float64)
     curvature = state.curvature
+    alpha = float(alpha)
+    if prior_precision is not None:
+        # λ·diag(prior) + λC with λ·prior replaced by δ: written as λ(prior′ + C).
+        prior = np.full_like(prior, float(prior_precision) / alpha)
+        if curvature is None:
+            return PosteriorRoot((), np.sqrt(1.0 / (alpha * prior)))
     if curvature is None:
         return PosteriorRoot((), np.sqrt(1.0 / prior))
-    alpha = float(alpha)
     if isinstance(curvature, DiagonalCurvature):
         precision = alpha * (prior + np.asarray(curvature.diagonal, np.float64))
         if not np.all(precision > 0):
@@ -170,6 +183,120 @@ def posterior_root(state, alpha, layer_shapes):
             blocks.append(((start, stop), _inverse_root(precision)))
         return PosteriorRoot(tuple(blocks))
     raise TypeError(f"No Laplace predictive for a curvature of type {type(curvature).__name__}.")
+
+
+def _curvature_eigenvalues(state, alpha, layer_shapes):
+    """The eigenvalues of λC, block by block (C's structure), float64."""
+    curvature = state.curvature
+    alpha = float(alpha)
+    if curvature is None:
+        raise ValueError("No curvature is stored yet (no task learned): the evidence has no "
+                         "maximum in the prior precision.")
+    if isinstance(curvature, DiagonalCurvature):
+        values = alpha * np.asarray(curvature.diagonal, np.float64)
+    elif isinstance(curvature, FullCurvature):
+        matrix = np.asarray(curvature.matrix, np.float64)
+        values = alpha * np.linalg.eigvalsh(0.5 * (matrix + matrix.T))
+    elif isinstance(curvature, KroneckerCurvature):
+        parts = []
+        for (A, G), _ in zip(curvature.factors, layer_slices(layer_shapes)):
+            block = sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
+                        for A_t, G_t in zip(A, G))
+            parts.append(alpha * np.linalg.eigvalsh(0.5 * (block + block.T)))
+        values = np.concatenate(parts)
+    else:
+        raise TypeError(f"No evidence for a curvature of type {type(curvature).__name__}.")
+    scale = max(float(np.max(np.abs(values))), np.finfo(float).tiny)
+    if np.min(values) < -1e-6 * scale:
+        raise ValueError(
+            "The stored curvature has a negative eigenvalue, so the Laplace evidence is "
+            "undefined; use curvature='ggn' (positive semi-definite everywhere).")
+    return np.clip(values, 0.0, None)  # rounding below zero
+
+
+def laplace_log_evidence(state, alpha, theta, layer_shapes, prior_precision, nll=0.0):
+    """The Laplace approximation of log p(D | δ) with the prior N(0, δ⁻¹ I).
+
+    With the stored curvature λC as the Hessian of the negative
+    log-likelihood at θ* (the Gauss–Newton or Fisher sum the method
+    keeps, tempered by λ) and an isotropic Gaussian prior of precision δ,
+
+        log Z(δ) ≈ −nll(θ*) − ½ δ ‖θ*‖² + ½ P log δ − ½ log det(λC + δ I)
+
+    (the 2π terms of the prior's normaliser and of the Gaussian integral
+    cancel; MacKay, 1992; Immer et al., 2021, laplace-torch's
+    ``log_marginal_likelihood``). θ* is held at the trained point, as
+    laplace-torch does when it tunes δ after training.
+
+    Parameters
+    ----------
+    state : QuadraticState
+        Its curvature C (full, Kronecker or diagonal); its prior is not used.
+    alpha : float
+        λ.
+    theta : array of shape (n_params,)
+        θ*.
+    layer_shapes : tuple of (fan_in, fan_out)
+    prior_precision : float > 0
+        δ.
+    nll : float, default=0.0
+        The negative log-likelihood at θ*, a constant in δ.
+
+    Returns
+    -------
+    float
+    """
+    values = _curvature_eigenvalues(state, alpha, layer_shapes)
+    theta = np.asarray(theta, np.float64)
+    delta = float(prior_precision)
+    return float(-nll - 0.5 * delta * theta @ theta + 0.5 * len(values) * np.log(delta)
+                 - 0.5 * np.sum(np.log(values + delta)))
+
+
+def evidence_prior_precision(state, alpha, theta, layer_shapes):
+    """The δ that maximises :func:`laplace_log_evidence`.
+
+    Setting its derivative to zero gives MacKay's (1992) fixed point
+    δ = γ(δ) / ‖θ*‖², γ(δ) = Σ_i e_i / (e_i + δ) the effective number of
+    parameters over the eigenvalues e_i of λC. γ falls from the number of
+    positive e_i to 0 as δ grows while δ‖θ*‖² rises from 0, so the root is
+    unique; it is found by Brent's method on log δ, from the exact
+    eigenvalues (no iteration of the fixed point, which can be slow).
+
+    Parameters
+    ----------
+    state : QuadraticState
+    alpha : float
+        λ.
+    theta : array of shape (n_params,)
+        θ*.
+    layer_shapes : tuple of (fan_in, fan_out)
+
+    Returns
+    -------
+    float
+        δ > 0.
+    """
+    from scipy.optimize import brentq
+
+    values = _curvature_eigenvalues(state, alpha, layer_shapes)
+    norm = float(np.sum(np.asarray(theta, np.float64) ** 2))
+    positive = int(np.sum(values > 0))
+    if norm == 0 or positive == 0:
+        raise ValueError("The evidence has no maximum in δ when θ* = 0 or the curvature is "
+                         "zero.")
+
+    def slope(log_delta):  # 2δ · d log Z / dδ, decreasing in δ
+        delta = np.exp(log_delta)
+        return float(np.sum(values / (values + delta)) - delta * norm)
+
+    high = np.log(positive / norm)  # γ ≤ positive, so the root is at most here
+    low = high - np.log(10.0)
+    while slope(low) <= 0:  # ends: as δ → 0 the slope tends to ``positive`` > 0
+        low -= np.log(10.0)
+    if slope(high) >= 0:
+        return float(np.exp(high))
+    return float(np.exp(brentq(slope, low, high, xtol=1e-12, rtol=1e-12)))
 
 
 @partial(jax.jit, static_argnames=("network", "n_outputs", "spans"))
