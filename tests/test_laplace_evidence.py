@@ -99,3 +99,36 @@ def test_no_curvature_or_a_negative_one_is_refused():
         evidence_prior_precision(
             QuadraticState(np.zeros(p), np.ones(p), FullCurvature(-np.eye(p))), 1.0,
             np.ones(p), ((1, 1),))
+
+
+def test_the_estimators_option_changes_only_the_predictives_prior(iris):
+    from skcl import AQCClassifier, EWCClassifier
+
+    X = np.concatenate([X for X, _ in iris.test])
+    for cls, kwargs in ((AQCClassifier, {"structure": "full"}), (EWCClassifier, {})):
+        clf = cls(alpha=10.0, n_epochs=20, learning_rate=0.1, random_state=0,
+                  predictive="mean_field", **kwargs)
+        for X_task, y_task in iris.train:
+            clf.partial_fit(X_task, y_task, classes=iris.classes)
+        stored = clf.predict_proba(X)
+        theta = np.asarray(clf.theta_, np.float64).copy()
+        state = clf.consolidation_
+        curvature = (np.asarray(state.curvature.matrix, np.float64)
+                     if kwargs else np.diag(np.asarray(state.curvature.diagonal, np.float64)))
+        delta = evidence_prior_precision(state, 10.0, theta, clf.network_.layer_shapes)
+        # The brute force: the grid maximum of the dense evidence.
+        grid = np.exp(np.linspace(np.log(delta) - 2, np.log(delta) + 2, 2001))
+        values = [_brute(curvature, 10.0, theta, d) for d in grid]
+        assert delta == pytest.approx(grid[int(np.argmax(values))], rel=3e-3)
+        clf.set_params(predictive_prior_precision="evidence")
+        expected = np.linalg.inv(10.0 * curvature + delta * np.eye(len(theta)))
+        np.testing.assert_allclose(clf.posterior_covariance(), expected, rtol=1e-6,
+                                   atol=1e-10 * np.abs(expected).max())
+        evidence = clf.predict_proba(X)
+        assert np.isfinite(evidence).all() and not np.allclose(evidence, stored)
+        np.testing.assert_allclose(evidence.sum(1), 1, atol=1e-6)
+        clf.set_params(predictive_prior_precision=delta)
+        np.testing.assert_allclose(clf.predict_proba(X), evidence, rtol=1e-6, atol=1e-9)
+        np.testing.assert_array_equal(np.asarray(clf.theta_), theta)  # training untouched
+        clf.set_params(predictive_prior_precision="stored")
+        np.testing.assert_allclose(clf.predict_proba(X), stored)
