@@ -96,13 +96,14 @@ def exact_family(seed):
     """Every exact-family classifier of skcl that has predict_proba, at its defaults."""
     out = {}
     candidates = {
-        "Gaussian classes, shared covariance": dict(),
+        "Gaussian classes, shared covariance (defaults)": dict(),
         "Gaussian classes, per-class covariance": dict(covariance="per_class"),
     }
     for name, params in candidates.items():
         out[name] = skcl.GaussianDiscriminantClassifier(random_state=seed, **params)
     for probabilities in ("scores", "discriminant", "ranked"):
-        out[f'Least squares, probabilities="{probabilities}"'] = (
+        default = " (default)" if probabilities == "scores" else ""
+        out[f'Least squares, probabilities="{probabilities}"{default}'] = (
             skcl.LeastSquaresClassifier(probabilities=probabilities, random_state=seed))
     return {name: est for name, est in out.items() if hasattr(est, "predict_proba")}
 

@@ -34,14 +34,14 @@ when D < K − 1. Two readings of the model N(m_c, Σ_s):
   and penalised discriminant analysis, Hastie, Buja and Tibshirani, 1995).
   Its argmax is not the highest score's: where the ridge masks a class
   (Iris's middle class) it is the more accurate.
-* ``"ranked"``: the discriminant's posterior π, made to rank the ridge's
+* ``"ranked"``: the discriminant's posterior q, made to rank the ridge's
   class t (its highest score) first, at the least cost in expected log
-  loss under π: the p minimising KL(π ‖ p) subject to p_t ≥ p_k for every
+  loss under q: the p minimising KL(q ‖ p) subject to p_t ≥ p_k for every
   k. That is the maximum-likelihood estimate of multinomial probabilities
   under the order restriction "t is the most probable", whose solution is
-  the isotonic regression of π on that tree order (Robertson, Wright and
-  Dykstra, 1988, ch. 1 and 5): p_t = L = max_m (π_t + π_(1) + … + π_(m))/(m + 1),
-  the π_(j) the other classes' in decreasing order, and p_k = min(π_k, L).
+  the isotonic regression of q on that tree order (Robertson, Wright and
+  Dykstra, 1988, ch. 1 and 5): p_t = L = max_m (q_t + q_(1) + … + q_(m))/(m + 1),
+  the q_(j) the other classes' in decreasing order, and p_k = min(q_k, L).
   Where the ridge and the discriminant pick the same class (nearly every
   row but a masked class's) it *is* the discriminant's posterior; where
   they differ, t is pooled with the classes the discriminant prefers.
