@@ -57,8 +57,9 @@ _PREDICTIVE_PARAMS = """
         isotropic prior N(0, δ⁻¹ I) with δ maximising the Laplace evidence
         given the stored curvature, −½δ‖θ*‖² + ½P log δ − ½ log det(λC + δI)
         (laplace-torch's prior precision by marginal likelihood; MacKay's
-        δ = γ/‖θ*‖²), so Σ = (λC + δI)⁻¹; a float: that δ. Only the
-        Laplace predictives read it.
+        δ = γ/‖θ*‖²), so Σ = (λC + δI)⁻¹ (C's negative eigenvalues, float32
+        rounding of a positive semi-definite sum, set to zero); a float:
+        that δ. Only the Laplace predictives read it.
 """
 
 
@@ -104,6 +105,11 @@ class _LaplacePredictive:
         delta = self.predictive_prior_precision
         if delta == "stored":
             delta = None
+        elif getattr(self, "curvature", "ggn") == "hessian" and self.hidden_layer_sizes:
+            raise ValueError(
+                "predictive_prior_precision other than 'stored' needs a positive "
+                "semi-definite curvature, and the exact Hessian of a network with hidden "
+                "layers can be indefinite: use curvature='ggn'.")
         elif delta == "evidence":
             delta = evidence_prior_precision(self.consolidation_, float(self.alpha),
                                              np.asarray(self.theta_),

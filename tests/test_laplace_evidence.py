@@ -90,15 +90,43 @@ def test_evidence_and_its_maximiser_in_every_structure(which):
                                rtol=1e-8, atol=1e-12)
 
 
-def test_no_curvature_or_a_negative_one_is_refused():
+def test_no_curvature_or_no_positive_one_is_refused():
     p = 3
     with pytest.raises(ValueError, match="No curvature"):
         evidence_prior_precision(QuadraticState(np.zeros(p), np.ones(p), None), 1.0,
                                  np.ones(p), ((1, 1),))
-    with pytest.raises(ValueError, match="negative eigenvalue"):
+    with pytest.raises(ValueError, match="no maximum"):
         evidence_prior_precision(
             QuadraticState(np.zeros(p), np.ones(p), FullCurvature(-np.eye(p))), 1.0,
             np.ones(p), ((1, 1),))
+
+
+def test_negative_eigenvalues_are_set_to_zero():
+    # float32 sums of positive semi-definite terms can leave C slightly
+    # indefinite: the evidence and the posterior use its positive part.
+    rng = np.random.default_rng(2)
+    vectors = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    values = np.array([-0.05, 0.0, 1.0, 3.0])
+    C = (vectors * values) @ vectors.T
+    positive = (vectors * np.clip(values, 0, None)) @ vectors.T
+    state = QuadraticState(np.zeros(4), np.ones(4), FullCurvature(C))
+    theta = rng.standard_normal(4)
+    assert laplace_log_evidence(state, 2.0, theta, ((1, 2),), 0.01) == pytest.approx(
+        _brute(positive, 2.0, theta, 0.01), rel=1e-10)
+    root = posterior_root(state, 2.0, ((1, 2),), prior_precision=0.01)
+    np.testing.assert_allclose(root.covariance(4),
+                               np.linalg.inv(2.0 * positive + 0.01 * np.eye(4)), rtol=1e-8)
+
+
+def test_the_exact_hessian_of_a_network_with_hidden_layers_is_refused(iris):
+    from skcl import AQCClassifier
+
+    X, y = iris.train[0]
+    clf = AQCClassifier(hidden_layer_sizes=(3,), n_epochs=2, random_state=0,
+                        predictive="mean_field", predictive_prior_precision="evidence")
+    clf.partial_fit(X, y, classes=iris.classes)
+    with pytest.raises(ValueError, match="curvature='ggn'"):
+        clf.predict_proba(X)
 
 
 def test_the_estimators_option_changes_only_the_predictives_prior(iris):
@@ -115,6 +143,8 @@ def test_the_estimators_option_changes_only_the_predictives_prior(iris):
         state = clf.consolidation_
         curvature = (np.asarray(state.curvature.matrix, np.float64)
                      if kwargs else np.diag(np.asarray(state.curvature.diagonal, np.float64)))
+        values, vectors = np.linalg.eigh((curvature + curvature.T) / 2)
+        curvature = (vectors * np.clip(values, 0, None)) @ vectors.T  # its positive part
         delta = evidence_prior_precision(state, 10.0, theta, clf.network_.layer_shapes)
         # The brute force: the grid maximum of the dense evidence.
         grid = np.exp(np.linspace(np.log(delta) - 2, np.log(delta) + 2, 2001))
