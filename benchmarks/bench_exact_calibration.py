@@ -204,8 +204,11 @@ def main():
     parser.add_argument("--only-mnist", action="store_true")
     args = parser.parse_args()
     seeds = list(range(args.seeds))
+    import jax
+
     print(f"skcl exact-family calibration; numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"scikit-learn {sklearn.__version__}, Python {platform.python_version()}, "
+          f"scikit-learn {sklearn.__version__}, jax {jax.__version__}, "
+          f"Python {platform.python_version()}, "
           f"{platform.machine()} ({os.cpu_count()} CPUs visible, shared); seeds {seeds}")
     sequences = [] if args.only_mnist else [
         ("CI Split Iris", load_ci_split_iris, False, seeds),
