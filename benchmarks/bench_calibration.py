@@ -17,8 +17,9 @@ after the last task:
   linearised Laplace predictive over N(θ*, (λ H)⁻¹) by the probit
   approximation, the pairwise (mean-field) probit and Monte Carlo (1,000
   samples of the logits);
-* every exact-family classifier that has ``predict_proba``, at its
-  defaults (a classifier that gains one later joins the table by itself);
+* the exact family at its defaults: the Gaussian classifier with a shared
+  and with per-class covariances, least squares with each of its
+  ``probabilities`` readings;
 * scikit-learn's ``LogisticRegression`` fitted on all training tasks at
   once (standardised), the strongest simple baseline: not continual.
 
@@ -34,6 +35,9 @@ Run::
 
 and ``--rst calibration.json`` prints a saved run as the list-tables of
 the user guide's "How sure is it?" page, without rerunning it.
+``--evidence`` measures instead AQC and EWC (the same fits) with the
+mean-field predictive and the prior precision δ chosen by the Laplace
+evidence (``predictive_prior_precision="evidence"``), and prints each δ.
 """
 
 import argparse
@@ -56,6 +60,7 @@ from sklearn.utils import Bunch
 import skcl
 from skcl import AQCClassifier, EWCClassifier
 from skcl import reproduce as rp
+from skcl._consolidation.laplace import evidence_prior_precision
 from skcl.metrics import expected_calibration_error, final_average_accuracy
 
 PREDICTIVES = ("map", "probit", "mean_field", "mc")
@@ -95,12 +100,15 @@ def exact_family(seed):
     """Every exact-family classifier of skcl that has predict_proba, at its defaults."""
     out = {}
     candidates = {
-        "Gaussian classes, shared covariance": dict(),
+        "Gaussian classes, shared covariance (defaults)": dict(),
         "Gaussian classes, per-class covariance": dict(covariance="per_class"),
     }
     for name, params in candidates.items():
         out[name] = skcl.GaussianDiscriminantClassifier(random_state=seed, **params)
-    out["Least squares"] = skcl.LeastSquaresClassifier(random_state=seed)
+    for probabilities in ("scores", "discriminant", "ranked"):
+        default = " (default)" if probabilities == "scores" else ""
+        out[f'Least squares, probabilities="{probabilities}"{default}'] = (
+            skcl.LeastSquaresClassifier(probabilities=probabilities, random_state=seed))
     return {name: est for name, est in out.items() if hasattr(est, "predict_proba")}
 
 
@@ -122,8 +130,13 @@ def scores(estimator, data):
     }
 
 
-def quadratic_rows(cls, name, seed, settings, data, table, label):
-    """One method's fits over λ's grid: default λ = 1 and λ tuned on validation."""
+def quadratic_rows(cls, name, seed, settings, data, table, label, evidence=False):
+    """One method's fits over λ's grid: default λ = 1 and λ tuned on validation.
+
+    With ``evidence``, only the mean-field predictive with the prior
+    precision by the Laplace evidence (``predictive_prior_precision``),
+    and the δ it chose.
+    """
     fitted, validation = {}, {}
     for alpha in LAMBDAS:
         est = learn(cls(alpha=alpha, random_state=seed, **settings), data)
@@ -132,6 +145,18 @@ def quadratic_rows(cls, name, seed, settings, data, table, label):
     best = max(LAMBDAS, key=lambda a: (validation[a], -a))  # ties: the smaller λ
     for tag, alpha in (("λ = 1", 1), ("λ tuned", best)):
         est = fitted[alpha]
+        if evidence:
+            est.set_params(predictive="mean_field", predictive_prior_precision="evidence")
+            delta = evidence_prior_precision(est.consolidation_, float(alpha),
+                                             np.asarray(est.theta_), est.network_.layer_shapes)
+            row = table.setdefault(f"{name}, {tag}, mean_field, evidence δ", {})
+            cell = row.setdefault(label, {"accuracy": [], "log_loss": [], "ece": [],
+                                          "alpha": [], "delta": []})
+            for key, value in scores(est, data).items():
+                cell[key].append(value)
+            cell["alpha"].append(alpha)
+            cell["delta"].append(delta)
+            continue
         for predictive in PREDICTIVES:
             est.set_params(predictive=predictive)
             row = table.setdefault(f"{name}, {tag}, {predictive}", {})
@@ -168,6 +193,9 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--output", default=None, help="write the numbers as JSON")
     parser.add_argument("--columns", nargs="+", default=list(COLUMNS), choices=list(COLUMNS))
+    parser.add_argument("--evidence", action="store_true",
+                        help="only AQC and EWC, mean field with the prior precision by the "
+                             "Laplace evidence, and the δ chosen")
     parser.add_argument("--rst", default=None, metavar="JSON",
                         help="print a saved run (--output's file) as RST tables and stop")
     args = parser.parse_args()
@@ -186,8 +214,13 @@ def main():
     for key, label in columns.items():
         data, settings = sequence(key)
         for seed in range(args.seeds):
-            quadratic_rows(AQCClassifier, "AQC", seed, settings, data, table, label)
-            quadratic_rows(EWCClassifier, "EWC", seed, settings, data, table, label)
+            quadratic_rows(AQCClassifier, "AQC", seed, settings, data, table, label,
+                           args.evidence)
+            quadratic_rows(EWCClassifier, "EWC", seed, settings, data, table, label,
+                           args.evidence)
+            if args.evidence:
+                print(f"{label} seed {seed} done ({time.perf_counter() - tic:.0f} s)", flush=True)
+                continue
             baselines = {**exact_family(seed)}
             for name, est in baselines.items():
                 cell = table.setdefault(name, {}).setdefault(
@@ -218,9 +251,14 @@ def main():
                   f"{fmt(c['ece'], 1)} |")
         print()
 
-    tuned = {label: {m: table[f"{m}, λ tuned, map"][label]["alpha"] for m in ("AQC", "EWC")}
-             for label in columns.values()}
-    print(f"\nTuned λ per seed: {tuned}")
+    if args.evidence:
+        for name, cells in table.items():
+            print(name, {label: np.round(c["delta"], 4).tolist() for label, c in cells.items()})
+        tuned = None
+    else:
+        tuned = {label: {m: table[f"{m}, λ tuned, map"][label]["alpha"]
+                         for m in ("AQC", "EWC")} for label in columns.values()}
+        print(f"\nTuned λ per seed: {tuned}")
     if args.output:
         with open(args.output, "w") as f:
             json.dump({"versions": versions, "table": table, "tuned_alpha": tuned}, f, indent=1)

@@ -11,7 +11,7 @@ SciPy's inverse-Wishart posterior.
 import numpy as np
 import pytest
 from scipy.linalg import null_space
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import log_expit, logsumexp
 from scipy.stats import invwishart, multivariate_normal, multivariate_t
 from sklearn.covariance import OAS
@@ -23,7 +23,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact.gaussian import fit_gaussian, oas_coefficient
 from skcl._exact.moments import GroupMoments
-from skcl._exact.predictive import student_t_log_likelihoods
+from skcl._exact.predictive import rank_first, student_t_log_likelihoods
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 
 
@@ -33,6 +33,7 @@ from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 # is checked at the defaults in test_estimator_checks.py.
 @parametrize_with_checks([
     LeastSquaresClassifier(alpha=1.0, probabilities="discriminant", random_state=0),
+    LeastSquaresClassifier(alpha=1.0, probabilities="ranked", random_state=0),
     GaussianDiscriminantClassifier(predictive="student_t", random_state=0),
     GaussianDiscriminantClassifier(predictive="student_t", covariance="per_class",
                                    random_state=0),
@@ -140,7 +141,7 @@ def test_two_class_temperature_matches_platt_without_intercept_on_fresh_rows():
     np.testing.assert_allclose(p, 1 / (1 + np.exp(-a * s)), atol=0.02)
 
 
-@pytest.mark.parametrize("probabilities", ["scores", "discriminant"])
+@pytest.mark.parametrize("probabilities", ["scores", "discriminant", "ranked"])
 def test_probabilities_are_finite_sum_to_one_and_agree_with_predict(probabilities):
     data = load_ci_split_iris()
     clf = _learn(LeastSquaresClassifier(probabilities=probabilities, random_state=0), data)
@@ -151,6 +152,82 @@ def test_probabilities_are_finite_sum_to_one_and_agree_with_predict(probabilitie
         np.testing.assert_allclose(P.sum(1), 1, atol=1e-12)
         np.testing.assert_array_equal(clf.classes_[P.argmax(1)], clf.predict(rows))
         np.testing.assert_allclose(np.exp(clf.predict_log_proba(rows)), P)
+
+
+def _closest_ranking_first(pi, t):
+    """Brute force: minimise KL(π ‖ p) over the simplex with p_t ≥ p_k, by SLSQP."""
+    k = len(pi)
+    support = pi > 0
+
+    def kl(p):
+        return float(np.sum(pi[support] * (np.log(pi[support]) - np.log(p[support]))))
+
+    constraints = [{"type": "eq", "fun": lambda p: p.sum() - 1}] + [
+        {"type": "ineq", "fun": lambda p, j=j: p[t] - p[j]} for j in range(k) if j != t]
+    start = np.full(k, 1.0 / k)
+    result = minimize(kl, start, method="SLSQP", bounds=[(1e-12, 1)] * k,
+                      constraints=constraints, options={"ftol": 1e-14, "maxiter": 500})
+    return result.x
+
+
+def test_rank_first_is_the_constrained_kl_minimiser():
+    rng = np.random.default_rng(11)
+    for k in (2, 3, 5):
+        pi = rng.dirichlet(np.full(k, 0.5), size=40)
+        first = rng.integers(0, k, 40)
+        ours = np.exp(rank_first(np.log(pi), first))
+        np.testing.assert_allclose(ours.sum(1), 1, atol=1e-12)
+        np.testing.assert_array_equal(ours.argmax(1), first)
+        for row in range(len(pi)):
+            expected = _closest_ranking_first(pi[row], first[row])
+            np.testing.assert_allclose(ours[row], expected, atol=2e-5)
+        # Where the first column already ranks first, π itself.
+        kept = pi.argmax(1) == first
+        np.testing.assert_array_equal(ours[kept], np.exp(np.log(pi[kept])))
+
+
+def test_rank_first_by_hand_and_at_extremes():
+    # π = (0.2, 0.7, 0.1), class 0 first: pool 0 with 1 at (0.2 + 0.7)/2.
+    p = np.exp(rank_first(np.log([[0.2, 0.7, 0.1]]), np.array([0])))[0]
+    np.testing.assert_allclose(p, [0.45, 0.45, 0.1], atol=1e-8)
+    assert p[0] > p[1]
+    # A tie is broken towards the first column; a class with no rows stays at 0.
+    with np.errstate(divide="ignore"):
+        log_pi = np.log([[0.25, 0.5, 0.25, 0.0]])
+    p = np.exp(rank_first(log_pi, np.array([2])))[0]
+    np.testing.assert_allclose(p, [0.25, 0.375, 0.375, 0.0], atol=1e-8)
+    assert p.argmax() == 2 and p[3] == 0
+    # Log-probabilities far beyond float64's exp: still finite and normalised.
+    log_pi = np.array([[-1e6, 0.0, -2e6], [-5.0, -1e300, -0.01]])
+    log_pi -= logsumexp(log_pi, axis=1, keepdims=True)
+    out = rank_first(log_pi, np.array([0, 1]))
+    assert np.isfinite(out[:, :2]).all()
+    np.testing.assert_allclose(logsumexp(out, axis=1), 0, atol=1e-12)
+    np.testing.assert_array_equal(out.argmax(1), [0, 1])
+
+
+@pytest.mark.parametrize("load", [load_ci_split_iris, load_ci_split_wine])
+def test_ranked_probabilities_are_lda_on_the_training_scores_ranked_by_the_ridge(load):
+    data = load()
+    clf = _learn(LeastSquaresClassifier(probabilities="ranked", random_state=0), data)
+    X, y = _stack(data.train)
+    X_test, _ = _stack(data.test)
+    basis = null_space(np.ones((1, len(data.classes))))
+    Z = (X @ clf.coef_.T + clf.intercept_) @ basis
+    scores_test = X_test @ clf.coef_.T + clf.intercept_
+    centred = Z - np.array([Z[y == c].mean(0) for c in data.classes])[np.searchsorted(
+        data.classes, y)]
+    shrinkage = OAS(assume_centered=True).fit(centred).shrinkage_
+    lda = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(Z, y)
+    lda_proba = lda.predict_proba(scores_test @ basis)
+    ridge = scores_test.argmax(1)
+    expected = np.array([pi if pi.argmax() == t else _closest_ranking_first(pi, t)
+                         for pi, t in zip(lda_proba, ridge)])
+    ours = clf.predict_proba(X_test)
+    np.testing.assert_allclose(ours, expected, atol=2e-5)
+    # predict and decision_function are the ridge's, as with "scores".
+    np.testing.assert_array_equal(clf.predict(X_test), data.classes[ridge])
+    np.testing.assert_allclose(clf.decision_function(X_test), scores_test)
 
 
 def test_a_declared_class_with_no_rows():
@@ -166,6 +243,11 @@ def test_a_declared_class_with_no_rows():
     # argmax stays predict's, and puts little on it.
     P = scores.predict_proba(X)
     assert P[:, column].max() < 0.05
+    np.testing.assert_array_equal(data.classes[P.argmax(1)], scores.predict(X))
+    ranked = LeastSquaresClassifier(probabilities="ranked", random_state=0).partial_fit(
+        X, y, classes=data.classes)
+    P = ranked.predict_proba(X)
+    assert (P[:, column] == 0).all()
     np.testing.assert_array_equal(data.classes[P.argmax(1)], scores.predict(X))
 
 

@@ -23,6 +23,7 @@ from ..moments import coarsen, merge
 from ..predictive import (
     class_log_proba,
     log_normalise,
+    rank_first,
     ridge_score_log_likelihoods,
     score_logits,
     score_temperature,
@@ -69,7 +70,7 @@ class LeastSquaresClassifier(ExactClassifier):
         picks the α of scikit-learn's ``RidgeClassifierCV`` (leave-one-out)
         on the same grid. "heldout" picks c by the exact squared error of
         rows held out (``validation_fraction``, ``random_state``).
-    probabilities : {"scores", "discriminant"}, default="scores"
+    probabilities : {"scores", "discriminant", "ranked"}, default="scores"
         How ``predict_proba`` reads the scores s = Bᵀx + b. "scores":
         softmax(a·s) (sigmoid(a·s) with two classes), its one inverse
         temperature a fitted to the exact Gaussian model of the training
@@ -84,6 +85,13 @@ class LeastSquaresClassifier(ExactClassifier):
         posteriors, which can differ from the ridge's highest score near a
         boundary (where the ridge masks a class between two others, as on
         Iris, they differ most, and the discriminant is the more accurate).
+        "ranked": the discriminant's posterior where its most probable
+        class is the ridge's (nearly every row), and elsewhere the
+        distribution closest to it (in expected log loss under it) that
+        ranks the ridge's class first (``skcl._exact.predictive.rank_first``):
+        ``predict`` and ``decision_function`` stay the ridge's, as with
+        "scores", but a row is made unsure by the discriminant disagreeing
+        with the ridge on it, not by one temperature shared by every row.
         Changes nothing in the fit: it may change between tasks.
 {exact}
 
@@ -123,7 +131,7 @@ class LeastSquaresClassifier(ExactClassifier):
     _parameter_constraints = {
         **ExactClassifier._parameter_constraints,
         "alpha": [StrOptions({"auto", "heldout"}), Interval(Real, 0, None, closed="left")],
-        "probabilities": [StrOptions({"scores", "discriminant"})],
+        "probabilities": [StrOptions({"scores", "discriminant", "ranked"})],
     }
     _solved_attributes = ("coef_", "intercept_", "alpha_", "alpha_scores_")
     _tuned = "alpha"
@@ -242,6 +250,9 @@ class LeastSquaresClassifier(ExactClassifier):
             return self._discriminant_log_proba(X)
         if len(self.classes_) == 1:
             return np.zeros((len(X), 1))
+        if self.probabilities == "ranked":
+            first = np.argmax(score_logits(self._scores(X)), axis=1)  # the ridge's predict
+            return rank_first(self._discriminant_log_proba(X), first)
         return log_normalise(self._temperature() * score_logits(self._scores(X)))
 
     def predict_proba(self, X):
@@ -263,6 +274,10 @@ class LeastSquaresClassifier(ExactClassifier):
         is ``predict``'s). ``probabilities="discriminant"``:
         p(c | x) ∝ π_c N(s; m_c, Σ_s) itself, as scikit-learn's
         ``LinearDiscriminantAnalysis`` fitted on the training rows' scores.
+        ``probabilities="ranked"``: that posterior, or where its most
+        probable class is not the ridge's, the closest distribution (in
+        expected log loss under it) whose most probable class is
+        (its argmax is ``predict``'s).
 
         Parameters
         ----------

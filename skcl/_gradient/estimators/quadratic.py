@@ -23,7 +23,12 @@ from .. import likelihoods
 from ..base import GradientClassifier
 from ..consolidation import OnlineEWC, PathIntegral, Quadratic
 from ..consolidation.curvature import KINDS, STRUCTURES
-from ..consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
+from ..consolidation.laplace import (
+    PREDICTIVES,
+    evidence_prior_precision,
+    laplace_log_proba,
+    posterior_root,
+)
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
@@ -46,6 +51,15 @@ _PREDICTIVE_PARAMS = """
     n_predict_samples : int, default=1000
         Samples of the logits averaged by ``predictive="mc"``, drawn from
         ``random_state``: predictions are deterministic.
+    predictive_prior_precision : "stored", "evidence" or float > 0, default="stored"
+        The prior inside the predictive's posterior (never the training's).
+        "stored": λ·diag(prior), as the penalty holds it. "evidence": an
+        isotropic prior N(0, δ⁻¹ I) with δ maximising the Laplace evidence
+        given the stored curvature, −½δ‖θ*‖² + ½P log δ − ½ log det(λC + δI)
+        (laplace-torch's prior precision by marginal likelihood; MacKay's
+        δ = γ/‖θ*‖²), so Σ = (λC + δI)⁻¹ (C's negative eigenvalues, float32
+        rounding of a positive semi-definite sum, set to zero); a float:
+        that δ. Only the Laplace predictives read it.
 """
 
 
@@ -65,6 +79,8 @@ class _LaplacePredictive:
     _predictive_constraints = {
         "predictive": [StrOptions(set(PREDICTIVES))],
         "n_predict_samples": [positive_int],
+        "predictive_prior_precision": [StrOptions({"stored", "evidence"}),
+                                       Interval(Real, 0, None, closed="neither")],
     }
 
     def posterior_covariance(self):
@@ -73,8 +89,9 @@ class _LaplacePredictive:
         H_t = diag(prior) + Σ_i C_i is the stand-in's matrix (``hessian_``
         for the full structure, ``importance_`` on the diagonal for EWC);
         Σ is block-diagonal for ``structure="kron"`` (one block per
-        layer) and diagonal for ``"diag"``. Built dense, for checks and
-        small networks.
+        layer) and diagonal for ``"diag"``; (λC + δI)⁻¹ with
+        ``predictive_prior_precision`` "evidence" or δ. Built dense, for
+        checks and small networks.
 
         Returns
         -------
@@ -85,8 +102,20 @@ class _LaplacePredictive:
         return self._posterior_root().covariance(self.network_.n_params)
 
     def _posterior_root(self):
+        delta = self.predictive_prior_precision
+        if delta == "stored":
+            delta = None
+        elif getattr(self, "curvature", "ggn") == "hessian" and self.hidden_layer_sizes:
+            raise ValueError(
+                "predictive_prior_precision other than 'stored' needs a positive "
+                "semi-definite curvature, and the exact Hessian of a network with hidden "
+                "layers can be indefinite: use curvature='ggn'.")
+        elif delta == "evidence":
+            delta = evidence_prior_precision(self.consolidation_, float(self.alpha),
+                                             np.asarray(self.theta_),
+                                             self.network_.layer_shapes)
         return posterior_root(self.consolidation_, float(self.alpha),
-                              self.network_.layer_shapes)
+                              self.network_.layer_shapes, prior_precision=delta)
 
     def _predictive_log_proba(self, X):
         check_is_fitted(self)
@@ -280,6 +309,7 @@ class AQCClassifier(_LaplacePredictive, _QuadraticClassifier):
         curvature_reduction="sum",
         predictive="map",
         n_predict_samples=1000,
+        predictive_prior_precision="stored",
         hidden_layer_sizes=(),
         n_epochs=100,
         batch_size=16,
@@ -369,6 +399,7 @@ class EWCClassifier(_LaplacePredictive, _QuadraticClassifier):
         *,
         predictive="map",
         n_predict_samples=1000,
+        predictive_prior_precision="stored",
         hidden_layer_sizes=(),
         n_epochs=100,
         batch_size=16,
@@ -530,6 +561,7 @@ class OnlineEWCClassifier(_LaplacePredictive, _QuadraticClassifier):
         *,
         predictive="map",
         n_predict_samples=1000,
+        predictive_prior_precision="stored",
         hidden_layer_sizes=(),
         n_epochs=100,
         batch_size=16,
