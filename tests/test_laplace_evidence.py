@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from skcl._consolidation.laplace import (
+from skcl._gradient.consolidation.laplace import (
     evidence_prior_precision,
     laplace_log_evidence,
     posterior_root,
 )
-from skcl._consolidation.quadratic import QuadraticState
-from skcl._consolidation.structures import (
+from skcl._gradient.consolidation.quadratic import QuadraticState
+from skcl._gradient.consolidation.structures import (
     DiagonalCurvature,
     FullCurvature,
     KroneckerCurvature,
