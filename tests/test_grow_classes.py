@@ -195,6 +195,7 @@ def test_the_key_streams_are_those_of_the_root_key():
     for got, want in [
         (_keys.init_key(12345), jax.random.fold_in(root, 2**31 - 1)),
         (_keys.consolidation_init_key(12345), jax.random.fold_in(root, 2**31 - 2)),
+        (_keys.laplace_predictive_key(12345), jax.random.fold_in(root, 2**31 - 3)),
         (_keys.task_key(12345, 3), jax.random.fold_in(root, 3)),
         (_keys.growth_key(12345, 3),
          jax.random.fold_in(jax.random.fold_in(root, 3), 2**31 - 3)),
