@@ -6,11 +6,13 @@ gradient-trained methods share: the network and its parameters θ, class
 weights, keys, the loss recursion itself (``_learn_task``: minimise the
 stand-in for L_{t-1} plus the task's NLL, then fold the task in) and
 prediction. A method is its ``__init__`` plus the choice of a
-consolidation (``_make_consolidation``), the stand-in for L_{t-1}. Class
-growth of the network lives in :mod:`skcl._gradient.growth`.
+consolidation (``_make_consolidation``): the method object, rebuilt from
+the hyperparameters whenever needed, whose *state*, the stand-in for
+L_{t-1}, is the fitted ``consolidation_`` (see
+:mod:`skcl._gradient.consolidation`). Class growth of the network lives in
+:mod:`skcl._gradient.growth`.
 """
 
-import logging
 import time
 import warnings
 
@@ -20,7 +22,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._sequential import BaseSequentialClassifier
-from .._utils.logging import show_skcl_logs
 from .._utils.validation import (
     StrOptions,
     layer_sizes,
@@ -38,6 +39,7 @@ from .divergence import check_trained
 from .growth import grow_network
 from .model import Model
 from .networks import MLP, apply_numpy
+from .reporting import epoch_callback, report_task
 from .training import minimize, minimize_epochwise
 
 # SingleClassTaskWarning lives in skcl.exceptions, the deferred folds in
@@ -48,9 +50,6 @@ __all__ = [
     "complete_pending_fold",
     "deferred_folds",
 ]
-
-logger = logging.getLogger("skcl.estimators")
-
 
 class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
     """Base class of skcl's continual-learning classifiers.
@@ -68,6 +67,8 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         Number of tasks learned (calls to ``partial_fit``).
     theta_ : ndarray of shape (n_params,)
         θ*_t, the flat parameter vector after the last task.
+    consolidation_ : pytree of ndarrays
+        The consolidation's state after the last task: the stand-in for L_t.
     loss_curve_ : ndarray of shape (n_epochs,)
         Loss of each epoch of the last task (data term plus penalty).
     n_iter_ : int
@@ -177,7 +178,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
             Columns in the order of ``classes_``.
         """
         logits = self._logits(X)  # checks fitted before reading likelihood_
-        return likelihoods.probabilities(self.likelihood_, logits)
+        return likelihoods.proba(self.likelihood_, logits)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`, finite wherever it is.
@@ -191,7 +192,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         ndarray of shape (n_samples, n_classes)
         """
         logits = self._logits(X)
-        return likelihoods.log_probabilities(self.likelihood_, logits)
+        return likelihoods.log_proba(self.likelihood_, logits)
 
     def predict(self, X):
         """Most probable class of each sample.
@@ -227,10 +228,11 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
     _warns_on_single_class_task = False
 
     def _make_consolidation(self):
-        """The method: a Consolidation built from the hyperparameters."""
+        """The method: a Consolidation built from the hyperparameters (its
+        state is ``consolidation_``)."""
         raise NotImplementedError
 
-    def _task_attributes(self, consolidation, state, key):
+    def _task_attributes(self, method, state, key):
         """Further fitted attributes of a finished task (default: none)."""
         return {}
 
@@ -300,14 +302,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         kwargs = dict(n_epochs=int(self.n_epochs), batch_size=int(self.batch_size))
         if self.callback is None:
             return minimize(*args, **kwargs)
-        task = self.n_tasks_seen_ + 1
-
-        def on_epoch(epoch, loss):
-            return self.callback(
-                {"event": "epoch", "estimator": self, "task": task, "epoch": epoch,
-                 "loss": loss}
-            )
-
+        on_epoch = epoch_callback(self, task=self.n_tasks_seen_ + 1)
         return minimize_epochwise(*args, **kwargs, on_epoch=on_epoch)
 
     def _divergence_advice(self):
@@ -335,7 +330,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         self._warn_if_single_class(y)
         y = np.searchsorted(self.classes_, y).astype(np.int32)
         self._commit(self._learn_task(X, y, sample_weight, self._task_key()))
-        self._report_task()
+        report_task(self)
 
     def _prepare_network(self, n_features, hidden, first, grown):
         """The network for the task: a new one on the first task, else the one
@@ -382,26 +377,6 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
                 vars(self).pop(name, None)
             else:
                 setattr(self, name, value)
-
-    def _report_task(self):
-        """The task's log lines (``verbose``) and the ``callback``'s task event."""
-        if self.verbose:
-            self._log_task()
-        if self.callback is not None:
-            self.callback({"event": "task", "estimator": self, **self.history_[-1]})
-
-    def _log_task(self):
-        show_skcl_logs()
-        record = self.history_[-1]
-        logger.info(
-            "[%s] task %d: %d samples, final epoch loss %.4g, %.2f s training, "
-            "%.2f s consolidating", type(self).__name__, record["task"], record["n_samples"],
-            record["loss_curve"][-1], record["train_time"], record["consolidation_time"],
-        )
-        if self.verbose > 1:
-            for epoch, loss in enumerate(record["loss_curve"], start=1):
-                logger.info("[%s] task %d, epoch %d: loss %.6g", type(self).__name__,
-                            record["task"], epoch, loss)
 
     def _grow(self, classes):
         """Give the output layer a column for each new class of ``classes``.

@@ -171,8 +171,8 @@ class AQCClassifier(LaplacePredictive, _QuadraticClassifier):
         store_parameters(self, locals())
 
     def _make_consolidation(self):
-        return Quadratic(float(self.alpha), self.curvature, self.structure,
-                         self.curvature_reduction)
+        return Quadratic(float(self.alpha), kind=self.curvature, structure=self.structure,
+                         reduction=self.curvature_reduction)
 
     @property
     def hessian_(self):
@@ -260,7 +260,7 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         store_parameters(self, locals())
 
     def _make_consolidation(self):
-        return Quadratic(float(self.alpha), "ggn", "diag", "mean")
+        return Quadratic(float(self.alpha), kind="ggn", structure="diag", reduction="mean")
 
 
 @fill_doc
