@@ -51,6 +51,7 @@ __all__ = [
     "deferred_folds",
 ]
 
+
 class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
     """Base class of skcl's continual-learning classifiers.
 
