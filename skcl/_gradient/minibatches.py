@@ -36,6 +36,51 @@ __all__ = [
 ]
 
 
+# Tasks of up to PAD_MAX samples are padded to a few row counts, so that the
+# tasks of a sequence (CI Split Wine's 38, 45 and 30 rows; joint training's
+# growing union) share one compiled loop: on small tasks compiling the loop
+# costs far more than running it. Larger tasks are not padded: their
+# compilation is a small part of their training.
+PAD_MIN, PAD_MAX = 128, 4096
+
+
+def padded_size(n_samples):
+    """The row count a task of ``n_samples`` is padded to for training.
+
+    The next power of two, at least ``PAD_MIN``, for tasks of at most
+    ``PAD_MAX`` samples; larger tasks keep their size.
+    """
+    if n_samples > PAD_MAX:
+        return n_samples
+    return max(PAD_MIN, 1 << (n_samples - 1).bit_length())
+
+
+class TaskSizes(NamedTuple):
+    """A task's sizes, as every training driver sets them up."""
+
+    n_samples: int
+    batch_size: int  # at most n_samples
+    n_batches: int  # minibatches per epoch
+    n_rows: int  # the rows the task is padded to (n_samples when not padded)
+    n_slots: int  # minibatch slots per epoch of the padded task
+    padded: bool  # whether the task trains padded (skipping the slots past n_batches)
+
+
+def task_sizes(n_samples, batch_size, *, pad=False):
+    """The sizes of a task of ``n_samples`` trained in minibatches of ``batch_size``.
+
+    With ``pad``, the task is padded to :func:`padded_size` rows, and its
+    epochs to the minibatch slots of that many rows.
+    """
+    batch_size = min(batch_size, n_samples)
+    n_batches = n_minibatches(n_samples, batch_size)
+    if not pad:
+        return TaskSizes(n_samples, batch_size, n_batches, n_samples, n_batches, False)
+    n_rows = padded_size(n_samples)
+    return TaskSizes(n_samples, batch_size, n_batches, n_rows,
+                     n_minibatches(n_rows, batch_size), n_samples <= PAD_MAX)
+
+
 def n_minibatches(n_samples, batch_size):
     """Number of minibatches in one epoch; the last one may be short."""
     return ceil(n_samples / min(batch_size, n_samples))
@@ -64,6 +109,11 @@ def _epoch_batches(epoch_key, n_samples, batch_size):
     shuffle_key, steps_key = jax.random.split(epoch_key)
     idx, mask = minibatch_indices(shuffle_key, n_samples, batch_size)
     return idx, mask, jax.random.split(steps_key, idx.shape[0])
+
+
+#: One epoch's minibatches (:func:`_epoch_batches`), jitted: the drivers
+#: that loop over epochs in Python draw them one epoch at a time.
+one_epoch_batches = jax.jit(_epoch_batches, static_argnames=("n_samples", "batch_size"))
 
 
 @partial(jax.jit, static_argnames=("n_samples", "batch_size", "n_epochs", "n_slots"))
@@ -151,53 +201,3 @@ def pad_to(a, axis, size):
     widths = [(0, 0)] * a.ndim
     widths[axis] = (0, missing)
     return (jnp if isinstance(a, jax.Array) else np).pad(a, widths)
-
-
-# Tasks of up to PAD_MAX samples are padded to a few row counts, so that the
-# tasks of a sequence (CI Split Wine's 38, 45 and 30 rows; joint training's
-# growing union) share one compiled loop: on small tasks compiling the loop
-# costs far more than running it. Larger tasks are not padded: their
-# compilation is a small part of their training.
-PAD_MIN, PAD_MAX = 128, 4096
-
-
-def padded_size(n_samples):
-    """The row count a task of ``n_samples`` is padded to for training.
-
-    The next power of two, at least ``PAD_MIN``, for tasks of at most
-    ``PAD_MAX`` samples; larger tasks keep their size.
-    """
-    if n_samples > PAD_MAX:
-        return n_samples
-    return max(PAD_MIN, 1 << (n_samples - 1).bit_length())
-
-
-class TaskSizes(NamedTuple):
-    """A task's sizes, as every training driver sets them up."""
-
-    n_samples: int
-    batch_size: int  # at most n_samples
-    n_batches: int  # minibatches per epoch
-    n_rows: int  # the rows the task is padded to (n_samples when not padded)
-    n_slots: int  # minibatch slots per epoch of the padded task
-    padded: bool  # whether the task trains padded (skipping the slots past n_batches)
-
-
-def task_sizes(n_samples, batch_size, *, pad=False):
-    """The sizes of a task of ``n_samples`` trained in minibatches of ``batch_size``.
-
-    With ``pad``, the task is padded to :func:`padded_size` rows, and its
-    epochs to the minibatch slots of that many rows.
-    """
-    batch_size = min(batch_size, n_samples)
-    n_batches = n_minibatches(n_samples, batch_size)
-    if not pad:
-        return TaskSizes(n_samples, batch_size, n_batches, n_samples, n_batches, False)
-    n_rows = padded_size(n_samples)
-    return TaskSizes(n_samples, batch_size, n_batches, n_rows,
-                     n_minibatches(n_rows, batch_size), n_samples <= PAD_MAX)
-
-
-#: One epoch's minibatches (:func:`_epoch_batches`), jitted: the drivers
-#: that loop over epochs in Python draw them one epoch at a time.
-one_epoch_batches = jax.jit(_epoch_batches, static_argnames=("n_samples", "batch_size"))
