@@ -13,7 +13,7 @@ interleaved (the machine may be shared: compare ratios, not seconds).
    in a row by fine-tuning, AQC and joint training, each task timed:
    with one training loop compiled per task size (padding off, the
    behaviour before) and with small tasks padded to shared sizes
-   (``skcl._gradient.training.padded_size``), with the number of loops compiled
+   (``skcl._gradient.minibatches.padded_size``), with the number of loops compiled
    and a check that θ*_T is bit-identical.
 3. **NC search.** :class:`~skcl.model_selection.SequenceGridSearch` of
    NCClassifier over the paper's 15-candidate grid (λ ∈ {1, 10, 100, 1000,
@@ -148,7 +148,8 @@ def cache_table(repeats):
 def shapes_table():
     import jax
 
-    from skcl import AQCClassifier, FineTuningClassifier, JointClassifier, _training
+    from skcl import AQCClassifier, FineTuningClassifier, JointClassifier
+    from skcl._gradient import minibatches, training
     from skcl.datasets import load_ci_split_wine
 
     data = load_ci_split_wine()
@@ -159,12 +160,12 @@ def shapes_table():
           "batch 16. Before: one training loop compiled per task size; after: small tasks "
           "padded to shared sizes")
     print(f"   {'method':<22} {'variant':<18} {'task s':>20} {'total s':>8} {'loops':>6}")
-    pad_max = _training.PAD_MAX
+    pad_max = minibatches.PAD_MAX
     for cls in (FineTuningClassifier, AQCClassifier, JointClassifier):
         thetas = []
         for label, limit in (("per size (before)", 0), ("padded (after)", pad_max)):
             jax.clear_caches()
-            _training.PAD_MAX = limit
+            minibatches.PAD_MAX = limit
             try:
                 clf = cls(hidden_layer_sizes=(16,), learning_rate=0.01, random_state=0)
                 times = []
@@ -173,10 +174,10 @@ def shapes_table():
                     clf.partial_fit(X, y, classes=data.classes)
                     times.append(time.perf_counter() - start)
             finally:
-                _training.PAD_MAX = pad_max
+                minibatches.PAD_MAX = pad_max
             thetas.append(clf.theta_)
             print(f"   {cls.__name__:<22} {label:<18} {' '.join(f'{t:6.2f}' for t in times):>20} "
-                  f"{sum(times):>8.2f} {_training._minimize._cache_size():>6}")
+                  f"{sum(times):>8.2f} {training._minimize._cache_size():>6}")
         print(f"   {'':<22} θ*_T bit-identical: {np.array_equal(*thetas)}")
 
 

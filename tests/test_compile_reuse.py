@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skcl import FineTuningClassifier
-from skcl._gradient.training import (
+from skcl._gradient.minibatches import (
     _all_epoch_batches,
     _padded_epoch_batches,
     _shuffle_rounds,

@@ -16,7 +16,7 @@ from skcl import (
     JointClassifier,
     SIClassifier,
 )
-from skcl._gradient.base import _PendingFold, deferred_folds
+from skcl._gradient.deferred_folds import _PendingFold, deferred_folds
 from skcl.metrics import final_average_accuracy
 
 from .conftest import IRIS_SETTINGS
@@ -372,7 +372,7 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
 def test_a_single_class_task_warns_for_the_methods_it_concerns():
     import warnings
 
-    from skcl import _base
+    from skcl._gradient import base as _base
     from skcl.datasets import load_ci_split_iris
 
     data = load_ci_split_iris()  # one species per task
@@ -399,7 +399,7 @@ def test_a_single_class_task_warns_for_the_methods_it_concerns():
 def test_the_single_class_warning_obeys_the_warning_filters(iris):
     import warnings
 
-    from skcl import _base
+    from skcl._gradient import base as _base
 
     X, y = iris.train[0]  # one species
     with warnings.catch_warnings(record=True) as record:

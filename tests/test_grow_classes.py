@@ -189,12 +189,13 @@ def test_fresh_columns_without_an_unseen_output_are_a_fresh_init(iris):
 
 def test_the_key_streams_are_those_of_the_root_key():
     # Named once in skcl._gradient.keys; the values are those the estimators always used.
-    from skcl import _keys
+    from skcl._gradient import keys as _keys
 
     root = jax.random.PRNGKey(12345)
     for got, want in [
         (_keys.init_key(12345), jax.random.fold_in(root, 2**31 - 1)),
         (_keys.consolidation_init_key(12345), jax.random.fold_in(root, 2**31 - 2)),
+        (_keys.laplace_predictive_key(12345), jax.random.fold_in(root, 2**31 - 3)),
         (_keys.task_key(12345, 3), jax.random.fold_in(root, 3)),
         (_keys.growth_key(12345, 3),
          jax.random.fold_in(jax.random.fold_in(root, 3), 2**31 - 3)),

@@ -12,7 +12,6 @@ import pytest
 from scipy.special import log_softmax
 
 from skcl import AQCClassifier, FineTuningClassifier, NCClassifier
-from skcl._gradient.base import _PendingFold, complete_pending_fold, deferred_folds
 from skcl._gradient.consolidation import Neural, Prior, prior_state
 from skcl._gradient.consolidation.memo import FitMemo, digest
 from skcl._gradient.consolidation.neural import (
@@ -22,6 +21,7 @@ from skcl._gradient.consolidation.neural import (
     fit_consolidator,
     target_values,
 )
+from skcl._gradient.deferred_folds import _PendingFold, complete_pending_fold, deferred_folds
 from skcl._gradient.model import Model
 from skcl._gradient.networks import MLP
 from skcl.metrics import final_average_accuracy

@@ -119,13 +119,14 @@ def _sequential_task_args(method, n_samples, wine):
 def test_a_padded_task_takes_exactly_the_steps_of_the_task_alone(wine, monkeypatch, n_samples):
     # Small tasks train padded (rows never drawn, minibatch slots skipped);
     # with padding turned off the very same steps run on the task alone.
-    from skcl import _training
+    from skcl._gradient import minibatches
     from skcl._gradient.consolidation import PathIntegral
+    from skcl._gradient.training import minimize
 
     args = _sequential_task_args(PathIntegral(1.0, 1.0), n_samples, wine)
-    padded = _training.minimize(*args, n_epochs=5, batch_size=16)
-    monkeypatch.setattr(_training, "PAD_MAX", 0)
-    alone = _training.minimize(*args, n_epochs=5, batch_size=16)
+    padded = minimize(*args, n_epochs=5, batch_size=16)
+    monkeypatch.setattr(minibatches, "PAD_MAX", 0)
+    alone = minimize(*args, n_epochs=5, batch_size=16)
     np.testing.assert_array_equal(padded[0], alone[0])  # θ, bit for bit
     np.testing.assert_array_equal(padded[2], alone[2])  # SI's path integral
     np.testing.assert_allclose(padded[1], alone[1], rtol=1e-6)  # the epoch losses
@@ -137,7 +138,7 @@ def test_padding_leaves_every_estimator_result_as_it_was(wine, monkeypatch, name
     import jax
 
     import skcl
-    from skcl import _training
+    from skcl._gradient import minibatches
 
     def learn():
         clf = getattr(skcl, name)(hidden_layer_sizes=(4,), n_epochs=10, learning_rate=0.01,
@@ -147,7 +148,7 @@ def test_padding_leaves_every_estimator_result_as_it_was(wine, monkeypatch, name
         return clf
 
     padded = learn()
-    monkeypatch.setattr(_training, "PAD_MAX", 0)
+    monkeypatch.setattr(minibatches, "PAD_MAX", 0)
     alone = learn()
     np.testing.assert_array_equal(padded.theta_, alone.theta_)
     # Every leaf of the state, and the same structure (tree.map refuses another).
@@ -172,7 +173,8 @@ def test_padded_sizes_and_learning_rates():
     import jax.numpy as jnp
     import optax
 
-    from skcl._gradient.training import PAD_MAX, PAD_MIN, learning_rates, padded_size
+    from skcl._gradient.minibatches import PAD_MAX, PAD_MIN, padded_size
+    from skcl._gradient.training import learning_rates
 
     assert [padded_size(n) for n in (1, 30, 128, 129, 1000)] == [PAD_MIN, PAD_MIN, 128, 256, 1024]
     assert padded_size(PAD_MAX) == PAD_MAX and padded_size(PAD_MAX + 1) == PAD_MAX + 1

@@ -6,11 +6,13 @@ gradient-trained methods share: the network and its parameters θ, class
 weights, keys, the loss recursion itself (``_learn_task``: minimise the
 stand-in for L_{t-1} plus the task's NLL, then fold the task in) and
 prediction. A method is its ``__init__`` plus the choice of a
-consolidation (``_make_consolidation``), the stand-in for L_{t-1}. Class
-growth of the network lives in :mod:`skcl._gradient.growth`.
+consolidation (``_make_consolidation``): the method object, rebuilt from
+the hyperparameters whenever needed, whose *state*, the stand-in for
+L_{t-1}, is the fitted ``consolidation_`` (see
+:mod:`skcl._gradient.consolidation`). Class growth of the network lives in
+:mod:`skcl._gradient.growth`.
 """
 
-import logging
 import time
 import warnings
 
@@ -20,7 +22,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._sequential import BaseSequentialClassifier
-from .._utils.logging import show_skcl_logs
 from .._utils.validation import (
     StrOptions,
     layer_sizes,
@@ -33,13 +34,16 @@ from ..exceptions import SingleClassTaskWarning
 from . import keys, likelihoods
 from .compilation_cache import setup as setup_compilation_cache
 from .consolidation import FinishedTask
-from .deferred_folds import _PendingFold, deferred_folds, folds_may_wait
+from .deferred_folds import UNSET, PendingFoldMixin, complete_pending_fold, deferred_folds
+from .divergence import check_trained
 from .growth import grow_network
 from .model import Model
 from .networks import MLP, apply_numpy
+from .reporting import epoch_callback, report_task
 from .training import minimize, minimize_epochwise
 
-# SingleClassTaskWarning lives in skcl.exceptions; importable from here as before.
+# SingleClassTaskWarning lives in skcl.exceptions, the deferred folds in
+# .deferred_folds; all three are importable from here as before.
 __all__ = [
     "GradientClassifier",
     "SingleClassTaskWarning",
@@ -47,22 +51,8 @@ __all__ = [
     "deferred_folds",
 ]
 
-logger = logging.getLogger("skcl.estimators")
 
-# A task whose final epoch's loss exceeds this many times its loss at the
-# start has blown up, even when every number is still finite. Four orders
-# of magnitude: a short run on a stiff penalty may end one or two above its
-# start while Adam still oscillates (1 epoch of K-FAC AQC at λ = 1000: 30×);
-# a blow-up (learning_rate=1e10) ends eight above.
-_DIVERGENCE_FACTOR = 1e4
-# |θ| beyond this is an overflow in all but name: no prior admits it.
-_MAX_ABS_PARAM = 1e8
-# A loss of this many nats per sample gives the observed labels probabilities
-# of e^-1e10: the inputs or parameters are out of any workable scale.
-_MAX_LOSS_PER_SAMPLE = 1e10
-
-
-class GradientClassifier(BaseSequentialClassifier):
+class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
     """Base class of skcl's continual-learning classifiers.
 
     Not for direct use. Subclasses define ``__init__`` with their
@@ -78,6 +68,8 @@ class GradientClassifier(BaseSequentialClassifier):
         Number of tasks learned (calls to ``partial_fit``).
     theta_ : ndarray of shape (n_params,)
         θ*_t, the flat parameter vector after the last task.
+    consolidation_ : pytree of ndarrays
+        The consolidation's state after the last task: the stand-in for L_t.
     loss_curve_ : ndarray of shape (n_epochs,)
         Loss of each epoch of the last task (data term plus penalty).
     n_iter_ : int
@@ -187,7 +179,7 @@ class GradientClassifier(BaseSequentialClassifier):
             Columns in the order of ``classes_``.
         """
         logits = self._logits(X)  # checks fitted before reading likelihood_
-        return likelihoods.probabilities(self.likelihood_, logits)
+        return likelihoods.proba(self.likelihood_, logits)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`, finite wherever it is.
@@ -201,7 +193,7 @@ class GradientClassifier(BaseSequentialClassifier):
         ndarray of shape (n_samples, n_classes)
         """
         logits = self._logits(X)
-        return likelihoods.log_probabilities(self.likelihood_, logits)
+        return likelihoods.log_proba(self.likelihood_, logits)
 
     def predict(self, X):
         """Most probable class of each sample.
@@ -237,10 +229,11 @@ class GradientClassifier(BaseSequentialClassifier):
     _warns_on_single_class_task = False
 
     def _make_consolidation(self):
-        """The method: a Consolidation built from the hyperparameters."""
+        """The method: a Consolidation built from the hyperparameters (its
+        state is ``consolidation_``)."""
         raise NotImplementedError
 
-    def _task_attributes(self, consolidation, state, key):
+    def _task_attributes(self, method, state, key):
         """Further fitted attributes of a finished task (default: none)."""
         return {}
 
@@ -249,79 +242,47 @@ class GradientClassifier(BaseSequentialClassifier):
 
         Task t is learned against the consolidation's stand-in for
         L_{t-1}, then folded into it. ``y`` holds class indices into
-        ``classes_``. Returns the fitted attributes to set (``_UNSET``: to
+        ``classes_``. Returns the fitted attributes to set (``UNSET``: to
         remove) and must not modify ``self``: the caller commits them only
         when the whole task succeeded. Inside :func:`deferred_folds` a
         fold that may wait is kept in ``_pending_fold_`` instead of
-        ``consolidation_``.
+        ``consolidation_`` (:class:`~skcl._gradient.deferred_folds.PendingFoldMixin`).
         """
-        method = self._make_consolidation()
-        model = self._model()
+        method, model = self._make_consolidation(), self._model()
         state, X, y, sample_weight = method.prepare(self.consolidation_, X, y, sample_weight)
-        w = self._likelihood_weights(y, sample_weight)
         train_key, fold_key = method.task_keys(key)
-        start = method.start(state, self.theta_)
         tic = time.perf_counter()
-        params, losses, trace = self._minimize(model, method, state, start, X, y, w, train_key)
+        task, losses = self._train_task(model, method, state, X, y, sample_weight, train_key)
         train_time = time.perf_counter() - tic
-        task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
         state, folded = self._fold(method, model, state, task, fold_key)
-        record = {
-            "task": self.n_tasks_seen_ + 1,
-            "n_samples": len(y),
-            "loss_curve": losses,
-            "train_time": train_time,
-            "consolidation_time": time.perf_counter() - tic - train_time,
-        }
+        times = {"train_time": train_time,
+                 "consolidation_time": time.perf_counter() - tic - train_time}
         return {
-            "theta_": np.asarray(method.point_estimate(state, params)),
+            "theta_": np.asarray(method.point_estimate(state, task.end)),
             **folded,
-            "loss_curve_": losses,
-            "n_iter_": len(losses),
-            "history_": [*getattr(self, "history_", []), record],
+            **self._task_record(losses, len(y), times),
             **self._task_attributes(method, state, key),
         }
 
-    def _fold(self, method, model, state, task, fold_key):
-        """Fold the learned task into the stand-in, or keep it for later.
+    def _train_task(self, model, method, state, X, y, sample_weight, key):
+        """Minimise the task's loss from the method's start; returns the
+        :class:`~skcl._gradient.consolidation.FinishedTask` and the epoch losses."""
+        w = self._likelihood_weights(y, sample_weight)
+        start = method.start(state, self.theta_)
+        params, losses, trace = self._minimize(model, method, state, start, X, y, w, key)
+        task = FinishedTask(start, params, X, y, w, sample_weight, trace, int(self.batch_size))
+        return task, losses
 
-        Returns the state (as host arrays, which pickle anywhere) and the
-        attributes to set: ``consolidation_``, or inside
-        :func:`deferred_folds`, when the fold may wait, the
-        ``_pending_fold_`` (and no ``consolidation_``).
-        """
-        if method.fold_can_wait and folds_may_wait():
-            pending = jax.tree.map(np.asarray, _PendingFold(state, task, fold_key))
-            return pending, {"_pending_fold_": pending, "consolidation_": _UNSET}
-        state = method.fold(model, state, task, fold_key)
-        _check_finite_state(state, self.n_tasks_seen_)
-        state = jax.tree.map(np.asarray, state)
-        return state, {"consolidation_": state}
-
-    def _complete_fold(self):
-        """Fold in the last task now, if its fold was deferred (see ``deferred_folds``).
-
-        Gives exactly the state an immediate fold would have given, in
-        ``consolidation_``; :func:`complete_pending_fold` is its public face.
-        """
-        pending = vars(self).get("_pending_fold_")
-        if pending is not None:
-            # Kept as host arrays, like every state; the batch size is static again.
-            task = pending.task._replace(batch_size=int(pending.task.batch_size))
-            state = self._make_consolidation().fold(self._model(), pending.state, task,
-                                                    pending.key)
-            _check_finite_state(state, self.n_tasks_seen_ - 1)
-            self.consolidation_ = jax.tree.map(np.asarray, state)
-            del self._pending_fold_
-
-    def __getattr__(self, name):
-        # Only for attributes not found: a deferred fold (``_pending_fold_``)
-        # is finished on the first use of ``consolidation_`` (and so of the
-        # attributes read from it: hessian_, importance_, ...).
-        if name == "consolidation_" and "_pending_fold_" in vars(self):
-            self._complete_fold()
-            return vars(self)["consolidation_"]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def _task_record(self, losses, n_samples, times):
+        """The fitted attributes that describe the task's training: its loss
+        curve, epoch count and an entry of ``history_``."""
+        record = {"task": self.n_tasks_seen_ + 1, "n_samples": n_samples,
+                  "loss_curve": losses, **times}
+        return {
+            "loss_curve_": losses,
+            "n_iter_": len(losses),
+            "history_": [*getattr(self, "history_", []), record],
+        }
 
     # ------------------------------------------------------------ internals
 
@@ -332,7 +293,8 @@ class GradientClassifier(BaseSequentialClassifier):
         """Run the jitted training loop and reject a diverged result."""
         trained = self._train(model, method, state, start_params, X, y, w, key)
         params, losses = np.asarray(trained.params), np.asarray(trained.epoch_losses)
-        self._check_trained(params, losses, float(trained.start_loss), len(y))
+        check_trained(params, losses, float(trained.start_loss), len(y),
+                      task=self.n_tasks_seen_ + 1, advice=self._divergence_advice())
         return params, losses, trained.trace
 
     def _train(self, model, method, state, start_params, X, y, w, key):
@@ -341,44 +303,13 @@ class GradientClassifier(BaseSequentialClassifier):
         kwargs = dict(n_epochs=int(self.n_epochs), batch_size=int(self.batch_size))
         if self.callback is None:
             return minimize(*args, **kwargs)
-        task = self.n_tasks_seen_ + 1
-
-        def on_epoch(epoch, loss):
-            return self.callback(
-                {"event": "epoch", "estimator": self, "task": task, "epoch": epoch,
-                 "loss": loss}
-            )
-
+        on_epoch = epoch_callback(self, task=self.n_tasks_seen_ + 1)
         return minimize_epochwise(*args, **kwargs, on_epoch=on_epoch)
 
-    def _check_trained(self, params, losses, start_loss, n_samples):
-        """Raise ValueError when a task's training diverged or left any workable scale."""
-        task = self.n_tasks_seen_ + 1
+    def _divergence_advice(self):
+        """What a diverged task's error suggests: smaller steps, or scaled features."""
         smaller = "learning_rate or alpha" if "alpha" in self.get_params() else "learning_rate"
-        advice = f"The estimator is unchanged; try a smaller {smaller}, or scale the features."
-        bad = ~np.isfinite(losses)
-        if bad.any() or not np.all(np.isfinite(params)):
-            epoch = int(np.argmax(bad)) + 1 if bad.any() else len(losses)
-            raise ValueError(
-                f"Training on task {task} diverged: the loss became non-finite (inf or "
-                f"NaN) in epoch {epoch}. {advice}"
-            )
-        if losses[-1] > _DIVERGENCE_FACTOR * max(start_loss, 1.0):
-            raise ValueError(
-                f"Training on task {task} diverged: its last epoch's loss ({losses[-1]:.3g}) "
-                f"is far above its loss at the start ({start_loss:.3g}). {advice}"
-            )
-        if losses[-1] > _MAX_LOSS_PER_SAMPLE * n_samples:
-            raise ValueError(
-                f"Training on task {task} failed: its last epoch's loss is "
-                f"{losses[-1] / n_samples:.3g} per sample, far out of any workable scale. "
-                f"{advice}"
-            )
-        if np.abs(params).max() > _MAX_ABS_PARAM:
-            raise ValueError(
-                f"Training on task {task} diverged: parameters reached "
-                f"{np.abs(params).max():.3g}. {advice}"
-            )
+        return f"The estimator is unchanged; try a smaller {smaller}, or scale the features."
 
     def _check_params(self):
         """Validate every hyperparameter; return the hidden layers' sizes."""
@@ -400,7 +331,7 @@ class GradientClassifier(BaseSequentialClassifier):
         self._warn_if_single_class(y)
         y = np.searchsorted(self.classes_, y).astype(np.int32)
         self._commit(self._learn_task(X, y, sample_weight, self._task_key()))
-        self._report_task()
+        report_task(self)
 
     def _prepare_network(self, n_features, hidden, first, grown):
         """The network for the task: a new one on the first task, else the one
@@ -440,33 +371,13 @@ class GradientClassifier(BaseSequentialClassifier):
         )
 
     def _commit(self, updates):
-        """Set the fitted attributes of a learned task (``_UNSET``: remove one)."""
+        """Set the fitted attributes of a learned task (``UNSET``: remove one)."""
         updates["n_tasks_seen_"] = self.n_tasks_seen_ + 1
         for name, value in updates.items():
-            if value is _UNSET:
+            if value is UNSET:
                 vars(self).pop(name, None)
             else:
                 setattr(self, name, value)
-
-    def _report_task(self):
-        """The task's log lines (``verbose``) and the ``callback``'s task event."""
-        if self.verbose:
-            self._log_task()
-        if self.callback is not None:
-            self.callback({"event": "task", "estimator": self, **self.history_[-1]})
-
-    def _log_task(self):
-        show_skcl_logs()
-        record = self.history_[-1]
-        logger.info(
-            "[%s] task %d: %d samples, final epoch loss %.4g, %.2f s training, "
-            "%.2f s consolidating", type(self).__name__, record["task"], record["n_samples"],
-            record["loss_curve"][-1], record["train_time"], record["consolidation_time"],
-        )
-        if self.verbose > 1:
-            for epoch, loss in enumerate(record["loss_curve"], start=1):
-                logger.info("[%s] task %d, epoch %d: loss %.6g", type(self).__name__,
-                            record["task"], epoch, loss)
 
     def _grow(self, classes):
         """Give the output layer a column for each new class of ``classes``.
@@ -559,27 +470,3 @@ def _to_float32(X):
         )
     return X32
 
-
-# An update of _learn_task that removes the attribute (a deferred fold's
-# consolidation_, which the next use of it completes).
-_UNSET = object()
-
-def complete_pending_fold(estimator):
-    """Finish an estimator's deferred fold now (see :func:`deferred_folds`).
-
-    Makes an estimator trained inside ``deferred_folds`` an ordinary one,
-    exactly as if its folds had not waited. Any estimator may be given:
-    those with no pending fold (every estimator outside skcl's gradient
-    core, and those whose last fold was not deferred) are left as they are.
-    """
-    if isinstance(estimator, GradientClassifier):
-        estimator._complete_fold()
-
-
-def _check_finite_state(consolidation, n_tasks_seen):
-    leaves = jax.tree_util.tree_leaves(consolidation)
-    if not all(np.all(np.isfinite(np.asarray(leaf))) for leaf in leaves):
-        raise ValueError(
-            f"Consolidating task {n_tasks_seen + 1} gave non-finite values; "
-            "the estimator is unchanged."
-        )

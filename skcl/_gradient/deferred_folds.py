@@ -3,15 +3,32 @@
 Inside :func:`deferred_folds`, a gradient-trained estimator whose
 consolidation allows it (``Consolidation.fold_can_wait``) keeps a learned
 task's fold as a :class:`_PendingFold` in its private ``_pending_fold_``
-slot, apart from ``consolidation_``, and finishes it on first use
-(``skcl._gradient.base``, which also holds :func:`~skcl._gradient.base.complete_pending_fold`).
+slot, apart from ``consolidation_``, and finishes it on first use. Every
+reader and writer of that slot is here: :class:`PendingFoldMixin`, which
+:class:`~skcl._gradient.base.GradientClassifier` inherits, and
+:func:`complete_pending_fold`, its public face for the search.
 """
 
 import contextvars
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-__all__ = ["deferred_folds", "folds_may_wait"]
+import jax
+import numpy as np
+
+from .divergence import check_finite_state
+
+__all__ = [
+    "UNSET",
+    "PendingFoldMixin",
+    "complete_pending_fold",
+    "deferred_folds",
+    "folds_may_wait",
+]
+
+# A fitted attribute's update that removes it: a deferred fold's
+# consolidation_, which the next use of it completes.
+UNSET = object()
 
 # Set by deferred_folds(): a task's fold that only prepares the next task
 # waits until one comes (``Consolidation.fold_can_wait``).
@@ -55,3 +72,66 @@ class _PendingFold(NamedTuple):
     state: Any
     task: Any
     key: Any
+
+
+class PendingFoldMixin:
+    """The fold of a gradient-trained estimator: at once, or pending.
+
+    The host class supplies ``_make_consolidation()``, ``_model()`` and
+    ``n_tasks_seen_``. A pending fold lives in ``_pending_fold_``, never
+    in ``consolidation_``, so that a fitted attribute keeps its type; the
+    first use of ``consolidation_`` finishes it.
+    """
+
+    def _fold(self, method, model, state, task, fold_key):
+        """Fold the learned task into the stand-in, or keep it for later.
+
+        Returns the state (as host arrays, which pickle anywhere) and the
+        attributes to set: ``consolidation_``, or inside
+        :func:`deferred_folds`, when the fold may wait, the
+        ``_pending_fold_`` (and no ``consolidation_``: :data:`UNSET`).
+        """
+        if method.fold_can_wait and folds_may_wait():
+            pending = jax.tree.map(np.asarray, _PendingFold(state, task, fold_key))
+            return pending, {"_pending_fold_": pending, "consolidation_": UNSET}
+        state = method.fold(model, state, task, fold_key)
+        check_finite_state(state, self.n_tasks_seen_ + 1)
+        state = jax.tree.map(np.asarray, state)
+        return state, {"consolidation_": state}
+
+    def _complete_fold(self):
+        """Fold in the last task now, if its fold was deferred (see ``deferred_folds``).
+
+        Gives exactly the state an immediate fold would have given, in
+        ``consolidation_``; :func:`complete_pending_fold` is its public face.
+        """
+        pending = vars(self).get("_pending_fold_")
+        if pending is not None:
+            # Kept as host arrays, like every state; the batch size is static again.
+            task = pending.task._replace(batch_size=int(pending.task.batch_size))
+            state = self._make_consolidation().fold(self._model(), pending.state, task,
+                                                    pending.key)
+            check_finite_state(state, self.n_tasks_seen_)
+            self.consolidation_ = jax.tree.map(np.asarray, state)
+            del self._pending_fold_
+
+    def __getattr__(self, name):
+        # Only for attributes not found: a deferred fold (``_pending_fold_``)
+        # is finished on the first use of ``consolidation_`` (and so of the
+        # attributes read from it: hessian_, importance_, ...).
+        if name == "consolidation_" and "_pending_fold_" in vars(self):
+            self._complete_fold()
+            return vars(self)["consolidation_"]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def complete_pending_fold(estimator):
+    """Finish an estimator's deferred fold now (see :func:`deferred_folds`).
+
+    Makes an estimator trained inside ``deferred_folds`` an ordinary one,
+    exactly as if its folds had not waited. Any estimator may be given:
+    those with no pending fold (every estimator outside skcl's gradient
+    core, and those whose last fold was not deferred) are left as they are.
+    """
+    if isinstance(estimator, PendingFoldMixin):
+        estimator._complete_fold()

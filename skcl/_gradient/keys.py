@@ -11,11 +11,19 @@ reaches. Within a task, the consolidation splits the task key further
 
 import jax
 
-__all__ = ["consolidation_init_key", "growth_key", "init_key", "prediction_key", "task_key"]
+__all__ = [
+    "consolidation_init_key",
+    "growth_key",
+    "init_key",
+    "laplace_predictive_key",
+    "prediction_key",
+    "task_key",
+]
 
 # The streams' indices below 2**31 (fold_in takes 32-bit data); tasks count from 0.
 _INIT = 2**31 - 1
 _CONSOLIDATION_INIT = 2**31 - 2
+_LAPLACE_PREDICTIVE = 2**31 - 3
 # Folded into a task's key, not the root:
 _GROWTH = 2**31 - 3
 _PREDICTION = 7
@@ -33,6 +41,12 @@ def init_key(seed):
 def consolidation_init_key(seed):
     """The consolidation's ``init`` (the stand-in for L_0)."""
     return jax.random.fold_in(_root(seed), _CONSOLIDATION_INIT)
+
+
+def laplace_predictive_key(seed):
+    """The Monte Carlo samples of the Laplace predictive (``predictive="mc"``),
+    the same for every call: predictions are deterministic."""
+    return jax.random.fold_in(_root(seed), _LAPLACE_PREDICTIVE)
 
 
 def task_key(seed, task):

@@ -2,6 +2,12 @@
 
 Both are *sums* over samples, not means: the loss recursion adds one task's
 NLL to the previous loss, so its scale must grow with the data.
+
+The same log-probabilities serve two worlds, named apart: traced JAX in
+the working precision for the loss (:func:`log_likelihoods`, :func:`nll`),
+and float64 NumPy on the host for predictions, under scikit-learn's names
+for what ``predict_proba`` and ``predict_log_proba`` return
+(:func:`proba`, :func:`log_proba`).
 """
 
 import jax
@@ -14,9 +20,9 @@ __all__ = [
     "CATEGORICAL",
     "BERNOULLI",
     "nll",
-    "log_probs",
-    "probabilities",
-    "log_probabilities",
+    "log_likelihoods",
+    "proba",
+    "log_proba",
     "check_class_weight",
     "likelihood_weights",
 ]
@@ -27,10 +33,11 @@ BERNOULLI = "bernoulli"
 """One logit for the second class, sigmoid (Bernoulli) cross-entropy."""
 
 
-def log_probs(likelihood, logits):
-    """Log-probabilities of every class, shape (n_samples, n_classes).
+def log_likelihoods(likelihood, logits):
+    """log p(k | x, θ) of every class k, shape (n_samples, n_classes), in JAX.
 
-    For ``BERNOULLI`` the single logit z gives [log σ(-z), log σ(z)].
+    Traceable, in the logits' precision: the loss's building block. For
+    ``BERNOULLI`` the single logit z gives [log σ(-z), log σ(z)].
     """
     if likelihood == BERNOULLI:
         z = logits[:, 0]
@@ -55,21 +62,21 @@ def nll(likelihood, logits, y, weights):
     scalar
         ``-Σ_n w_n log p(y_n | x_n, θ)``.
     """
-    logp = log_probs(likelihood, logits)
+    logp = log_likelihoods(likelihood, logits)
     picked = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
     return -jnp.sum(weights * picked)
 
 
-def probabilities(likelihood, logits):
+def proba(likelihood, logits):
     """Class probabilities in float64 NumPy, rows summing to one.
 
     Computed on the host in double precision so that probabilities and
     logits rank samples identically (scikit-learn checks this).
     """
-    return np.exp(log_probabilities(likelihood, logits))
+    return np.exp(log_proba(likelihood, logits))
 
 
-def log_probabilities(likelihood, logits):
+def log_proba(likelihood, logits):
     """Log class probabilities in float64 NumPy, finite wherever they are.
 
     Taken from the logits directly (log-softmax, log-sigmoid), not as the

@@ -16,17 +16,19 @@ and the consolidation a pytree whose numbers (λ, ξ, ...) are traced, so
 every estimator with the same network and method reuses one compiled loop
 across tasks, λ values and estimator instances. The minibatch order and
 the learning rate of every step are data too, drawn by small programs of
-their own (the minibatches by one per padded size, the task's own size
-being data to it), and small tasks come padded to a few sizes
-(:func:`padded_size`), so that tasks of different sizes share the loop:
-on small data, compiling it costs far more than running it.
+their own, and small tasks come padded to a few sizes
+(:mod:`skcl._gradient.minibatches`), so that tasks of different sizes
+share the loop: on small data, compiling it costs far more than running it.
+
+The three drivers (:func:`minimize`, :func:`minimize_epochwise`,
+:func:`minimize_stepwise`) take the same arguments, set a task up the same
+way (:func:`_set_up`) and return the same :class:`Trained`.
 
 The loop divides the penalty by the number of minibatches, so that one
 epoch adds up to one full loss (paper, section II-B, step 2).
 """
 
 from functools import partial
-from math import ceil
 from typing import Any, NamedTuple
 
 import jax
@@ -35,38 +37,33 @@ import numpy as np
 import optax
 
 from .compilation_cache import setup as _setup_compilation_cache
+from .minibatches import epoch_batches, one_epoch_batches, pad_to, task_sizes
 
 __all__ = [
     "Trained",
+    "learning_rates",
     "minimize",
     "minimize_epochwise",
     "minimize_stepwise",
-    "n_minibatches",
-    "minibatch_indices",
 ]
 
 
-def n_minibatches(n_samples, batch_size):
-    """Number of minibatches in one epoch; the last one may be short."""
-    return ceil(n_samples / min(batch_size, n_samples))
+class Trained(NamedTuple):
+    """What every training driver returns.
 
-
-def minibatch_indices(key, n_samples, batch_size):
-    """Shuffled minibatch indices and a mask for the short last batch.
-
-    Returns
-    -------
-    idx : int array of shape (n_batches, batch_size)
-    mask : float array of shape (n_batches, batch_size)
-        1 for real samples, 0 for the padding of the last minibatch.
+    ``params``: the parameters after the last step (the optimiser state
+    is dropped, so the next task starts Adam afresh); ``epoch_losses``:
+    the sum over each epoch's minibatches of data term plus scaled
+    penalty, one entry per epoch run; ``trace``: the consolidation's
+    trace after the last step (or None); ``start_loss``: the whole
+    objective at the starting parameters, for recognising a run that
+    blew up (None from :func:`minimize_stepwise`).
     """
-    batch_size = min(batch_size, n_samples)
-    n_batches = n_minibatches(n_samples, batch_size)
-    n_pad = n_batches * batch_size - n_samples
-    order = jax.random.permutation(key, n_samples)
-    idx = jnp.concatenate([order, jnp.zeros(n_pad, dtype=order.dtype)])
-    mask = jnp.concatenate([jnp.ones(n_samples), jnp.zeros(n_pad)])
-    return idx.reshape(n_batches, batch_size), mask.reshape(n_batches, batch_size)
+
+    params: Any
+    epoch_losses: Any
+    trace: Any
+    start_loss: Any = None
 
 
 @partial(jax.jit, static_argnames=("n_steps", "n_slots"))
@@ -126,203 +123,35 @@ def _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carr
     return (optax.apply_updates(params, updates), opt_state, trace), data + pen
 
 
-def _epoch_batches(epoch_key, n_samples, batch_size):
-    """An epoch's shuffled minibatches: (idx, mask, one key per step)."""
-    shuffle_key, steps_key = jax.random.split(epoch_key)
-    idx, mask = minibatch_indices(shuffle_key, n_samples, batch_size)
-    return idx, mask, jax.random.split(steps_key, idx.shape[0])
-
-
-@partial(jax.jit, static_argnames=("n_samples", "batch_size", "n_epochs", "n_slots"))
-def _all_epoch_batches(key, *, n_samples, batch_size, n_epochs, n_slots):
-    """Every epoch's minibatches, stacked: (idx, mask, step_keys) with leading
-    axes (n_epochs, n_slots); slots past the epoch's minibatches hold zeros.
-
-    One program per task size; :func:`_padded_epoch_batches` gives the same
-    arrays from one program per padded size."""
-    # lax.map compiles faster than vmap here (0.55 against 0.9 s), with the same integers.
-    idx, mask, keys = jax.lax.map(lambda k: _epoch_batches(k, n_samples, batch_size),
-                                  jax.random.split(key, n_epochs))
-    return tuple(_pad(a, 1, n_slots) for a in (idx, mask, keys))
-
-
-def _shuffle_rounds(n_samples):
-    """The sorting rounds of ``jax.random.permutation(key, n_samples)``.
-
-    JAX's shuffle sorts by fresh 32-bit keys ``ceil(3 ln n / ln(2^32 - 1))``
-    times (1 up to 1,625 elements, 2 up to 2.6 million).
-    """
-    return int(np.ceil(3 * np.log(max(1, n_samples)) / np.log(np.iinfo(np.uint32).max)))
-
-
-@partial(jax.jit, static_argnames=("n_rows", "batch_size", "n_epochs", "n_slots", "n_rounds"))
-def _padded_epoch_batches(key, n_samples, *, n_rows, batch_size, n_epochs, n_slots, n_rounds):
-    """:func:`_all_epoch_batches`'s very arrays with ``n_samples`` as data.
-
-    Compiling the minibatch draws costs as much as compiling a small task's
-    training loop (0.5 s each on 2 cores), and a static ``n_samples`` gave
-    one program per task size: joint training's growing union, CI Split
-    Wine's 38, 45 and 30 rows. Here one program serves every task padded to
-    ``n_rows`` rows. It redoes ``jax.random.permutation`` on ``n_rows``
-    positions: with JAX's partitionable threefry (its default) the random
-    bits of position i do not depend on the array's length, and the padded
-    positions get the largest sort key, so the stable sort leaves them
-    last and orders the real ones exactly as a permutation of
-    ``n_samples`` would; the minibatch keys are a prefix of the same
-    split. ``tests/test_training.py`` checks the arrays are identical.
-    """
-    positions = jnp.arange(n_rows)
-    real = positions < n_samples
-    largest = jnp.uint32(np.iinfo(np.uint32).max)
-    n_batches = (n_samples + batch_size - 1) // batch_size
-    flat = n_slots * batch_size
-
-    def epoch(epoch_key):
-        shuffle_key, steps_key = jax.random.split(epoch_key)
-        order = positions
-        for _ in range(n_rounds):
-            shuffle_key, sort_key = jax.random.split(shuffle_key)
-            bits = jax.random.bits(sort_key, (n_rows,), jnp.uint32)
-            _, order = jax.lax.sort_key_val(jnp.where(real, bits, largest), order)
-        order = jnp.pad(order, (0, flat - n_rows))
-        in_task = jnp.arange(flat) < n_samples
-        idx = jnp.where(in_task, order, 0).reshape(n_slots, batch_size)
-        mask = in_task.astype(jnp.float32).reshape(n_slots, batch_size)
-        keys = jax.random.split(steps_key, n_slots)
-        keys = jnp.where((jnp.arange(n_slots) < n_batches)[:, None], keys, 0)
-        return idx, mask, keys
-
-    return jax.lax.map(epoch, jax.random.split(key, n_epochs))
-
-
-def epoch_batches(key, *, n_samples, n_rows, batch_size, n_epochs, n_slots):
-    """Every epoch's minibatches of a task of ``n_samples`` padded to ``n_rows``.
-
-    One compiled program per padded size when JAX's threefry is
-    partitionable (its default), else one per task size (the arrays are
-    the same either way).
-    """
-    if n_samples <= PAD_MAX and jax.config.jax_threefry_partitionable:
-        return _padded_epoch_batches(
-            key, np.int32(n_samples), n_rows=n_rows, batch_size=batch_size,
-            n_epochs=n_epochs, n_slots=n_slots, n_rounds=_shuffle_rounds(n_samples))
-    return _all_epoch_batches(key, n_samples=n_samples, batch_size=batch_size,
-                              n_epochs=n_epochs, n_slots=n_slots)
-
-
-def _pad(a, axis, size):
-    """``a`` with zeros appended along ``axis`` up to ``size`` (NumPy or JAX)."""
-    missing = size - a.shape[axis]
-    if missing == 0:
-        return a
-    widths = [(0, 0)] * a.ndim
-    widths[axis] = (0, missing)
-    return (jnp if isinstance(a, jax.Array) else np).pad(a, widths)
-
-
-# Tasks of up to PAD_MAX samples are padded to a few row counts, so that the
-# tasks of a sequence (CI Split Wine's 38, 45 and 30 rows; joint training's
-# growing union) share one compiled loop: on small tasks compiling the loop
-# costs far more than running it. Larger tasks are not padded: their
-# compilation is a small part of their training.
-PAD_MIN, PAD_MAX = 128, 4096
-
-
-def padded_size(n_samples):
-    """The row count a task of ``n_samples`` is padded to for training.
-
-    The next power of two, at least ``PAD_MIN``, for tasks of at most
-    ``PAD_MAX`` samples; larger tasks keep their size.
-    """
-    if n_samples > PAD_MAX:
-        return n_samples
-    return max(PAD_MIN, 1 << (n_samples - 1).bit_length())
-
-
-class Trained(NamedTuple):
-    """What :func:`minimize` and :func:`minimize_epochwise` return.
-
-    ``params``: the parameters after the last step (the optimiser state
-    is dropped, so the next task starts Adam afresh); ``epoch_losses``:
-    the sum over each epoch's minibatches of data term plus scaled
-    penalty, one entry per epoch run; ``trace``: the consolidation's
-    trace after the last step (or None); ``start_loss``: the whole
-    objective at the starting parameters, for recognising a run that
-    blew up. :func:`minimize_stepwise` returns the first three.
-    """
-
-    params: Any
-    epoch_losses: Any
-    trace: Any
-    start_loss: Any
-
-
-class _Setup(NamedTuple):
-    """A task's sizes and learning rates, as every driver sets them up."""
-
-    n_samples: int
-    batch_size: int  # at most n_samples
-    n_batches: int  # minibatches per epoch
-    n_rows: int  # the rows the task is padded to (n_samples when not padded)
-    n_slots: int  # minibatch slots per epoch of the padded task
-    rates: Any  # the learning rate of every step (slot)
-
-
-def _set_up(n_samples, batch_size, learning_rate, n_epochs, *, pad=False):
-    """What every driver does first: the compilation cache, sizes, the schedule.
+def _set_up(X, y, weights, batch_size, learning_rate, n_epochs, *, pad=False):
+    """What every driver does first: the compilation cache, sizes, data, the schedule.
 
     With ``pad`` (:func:`minimize`), the task is padded to
-    :func:`padded_size` rows and the schedule to its minibatch slots.
-    """
-    _setup_compilation_cache()  # once per process, before the first compilation
-    batch_size = min(batch_size, n_samples)
-    n_batches = n_minibatches(n_samples, batch_size)
-    if not pad:
-        rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches)
-        return _Setup(n_samples, batch_size, n_batches, n_samples, n_batches, rates)
-    n_rows = padded_size(n_samples)
-    n_slots = n_minibatches(n_rows, batch_size)
-    rates = learning_rates(learning_rate, n_steps=n_epochs * n_batches,
-                           n_slots=n_epochs * n_slots)
-    return _Setup(n_samples, batch_size, n_batches, n_rows, n_slots, rates)
-
-
-def _epoch_by_epoch(setup, key, n_epochs, carry, run_epoch, on_epoch):
-    """The Python loop over epochs of :func:`minimize_epochwise` and
-    :func:`minimize_stepwise`: each epoch's minibatches, ``run_epoch(carry,
-    batches) -> (carry, loss)``, then ``on_epoch(epoch, loss)``; a true
-    return value stops the training there.
+    :func:`~skcl._gradient.minibatches.padded_size` rows and the schedule
+    to its minibatch slots; without, the data are moved to the device
+    once, for the Python loops over epochs.
 
     Returns
     -------
-    params, epoch_losses, trace
+    sizes : skcl._gradient.minibatches.TaskSizes
+    data : tuple
+        ``(X, y, weights)``, padded or on the device.
+    rates : array
+        The learning rate of every step (slot), :func:`learning_rates`.
     """
-    epoch_losses = []
-    for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
-        batches = _jitted_epoch_batches(epoch_key, n_samples=setup.n_samples,
-                                        batch_size=setup.batch_size)
-        carry, loss = run_epoch(carry, batches)
-        epoch_losses.append(loss)
-        if on_epoch is not None and on_epoch(epoch, float(loss)):
-            break
-    params, _, trace = carry
-    return params, jnp.stack(epoch_losses), trace
+    _setup_compilation_cache()  # once per process, before the first compilation
+    sizes = task_sizes(X.shape[0], batch_size, pad=pad)
+    n_steps = n_epochs * sizes.n_batches
+    if not pad:
+        data = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
+        return sizes, data, learning_rates(learning_rate, n_steps=n_steps)
+    data = tuple(pad_to(a, 0, sizes.n_rows) for a in (X, y, weights))
+    return sizes, data, learning_rates(learning_rate, n_steps=n_steps,
+                                       n_slots=n_epochs * sizes.n_slots)
 
 
-def minimize(
-    model,
-    consolidation,
-    state,
-    params,
-    X,
-    y,
-    weights,
-    key,
-    learning_rate,
-    *,
-    n_epochs,
-    batch_size,
-):
+def minimize(model, consolidation, state, params, X, y, weights, key, learning_rate, *,
+             n_epochs, batch_size):
     """Learn one task: Adam with a cosine one-cycle schedule over minibatches.
 
     Minimises Σ_batches [data term + penalty / n_batches] per epoch, the
@@ -331,9 +160,9 @@ def minimize(
     The minibatches are drawn first (a small program per task size); the
     training itself is one jitted program, ``lax.scan`` over epochs and
     minibatches, into which a small task comes padded (see
-    :func:`padded_size`): the padded rows are never drawn, and the
-    minibatch slots beyond the task's own are skipped, so the steps, and
-    the result, are those of the task alone.
+    :func:`~skcl._gradient.minibatches.padded_size`): the padded rows
+    are never drawn, and the minibatch slots beyond the task's own are
+    skipped, so the steps, and the result, are those of the task alone.
 
     Parameters
     ----------
@@ -362,19 +191,18 @@ def minimize(
     Returns
     -------
     Trained
-        ``(params, epoch_losses, trace, start_loss)``: the parameters
-        after the last step (like the input), the loss of each of the
-        ``n_epochs`` epochs, the consolidation's trace (or None), and the
-        whole objective at the starting parameters, computed in the same
-        compiled program.
+        The parameters after the last step (like the input), the loss of
+        each of the ``n_epochs`` epochs, the consolidation's trace (or
+        None), and the whole objective at the starting parameters,
+        computed in the same compiled program.
     """
-    setup = _set_up(X.shape[0], batch_size, learning_rate, n_epochs, pad=True)
-    batches = epoch_batches(key, n_samples=setup.n_samples, n_rows=setup.n_rows,
-                            batch_size=setup.batch_size, n_epochs=n_epochs, n_slots=setup.n_slots)
-    X, y, weights = (_pad(a, 0, setup.n_rows) for a in (X, y, weights))
+    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate,
+                                            n_epochs, pad=True)
+    batches = epoch_batches(key, n_samples=sizes.n_samples, n_rows=sizes.n_rows,
+                            batch_size=sizes.batch_size, n_epochs=n_epochs, n_slots=sizes.n_slots)
     return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
-                              setup.rates, batches, np.float32(setup.n_batches),
-                              padded=setup.n_samples <= PAD_MAX))
+                              rates, batches, np.float32(sizes.n_batches),
+                              padded=sizes.padded))
 
 
 @partial(jax.jit, static_argnames=("model", "padded"))
@@ -416,42 +244,8 @@ def _epoch(model, consolidation, state, X, y, weights, optimiser, n_batches, car
     return carry, losses.sum()
 
 
-@partial(jax.jit, static_argnames=("model", "n_batches"))
-def _jitted_step(model, consolidation, state, X, y, weights, rates, carry, batch,
-                 *, n_batches):
-    optimiser = _optimiser(rates)
-    return _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batch)
-
-
-_jitted_epoch_batches = jax.jit(_epoch_batches, static_argnames=("n_samples", "batch_size"))
-
-
-@partial(jax.jit, static_argnames=("model", "n_batches"))
-def _jitted_epoch(model, consolidation, state, X, y, weights, rates, carry,
-                  batches, *, n_batches):
-    return _epoch(model, consolidation, state, X, y, weights, _optimiser(rates),
-                  n_batches, carry, batches)
-
-
-_jitted_objective_value = jax.jit(lambda *args, model: _objective_value(model, *args),
-                                  static_argnames=("model",))
-
-
-def minimize_epochwise(
-    model,
-    consolidation,
-    state,
-    params,
-    X,
-    y,
-    weights,
-    key,
-    learning_rate,
-    *,
-    n_epochs,
-    batch_size,
-    on_epoch,
-):
+def minimize_epochwise(model, consolidation, state, params, X, y, weights, key, learning_rate,
+                       *, n_epochs, batch_size, on_epoch):
     """:func:`minimize`, one jitted epoch at a time, with a callback after each.
 
     The same steps, minibatches, keys and schedule as :func:`minimize` (up
@@ -472,32 +266,17 @@ def minimize_epochwise(
         As for :func:`minimize`; ``epoch_losses`` has one entry per epoch
         run.
     """
-    setup = _set_up(X.shape[0], batch_size, learning_rate, n_epochs)
-    X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
+    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs)
     start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
                                          model=model)
-    carry = _initial_carry(consolidation, state, params, _optimiser(setup.rates))
-    run_epoch = partial(_jitted_epoch, model, consolidation, state, X, y, weights, setup.rates,
-                        n_batches=setup.n_batches)
-    return Trained(*_epoch_by_epoch(setup, key, n_epochs, carry, run_epoch, on_epoch),
-                   start_loss)
+    run_epoch = partial(_jitted_epoch, model, consolidation, state, X, y, weights, rates,
+                        n_batches=sizes.n_batches)
+    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
+    return _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch, start_loss)
 
 
-def minimize_stepwise(
-    model,
-    consolidation,
-    state,
-    params,
-    X,
-    y,
-    weights,
-    key,
-    learning_rate,
-    *,
-    n_epochs,
-    batch_size,
-    on_epoch=None,
-):
+def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, learning_rate,
+                      *, n_epochs, batch_size, on_epoch=None):
     """:func:`minimize`, one jitted step per minibatch from a Python loop.
 
     The same steps, minibatches and keys as :func:`minimize`, so the
@@ -517,16 +296,14 @@ def minimize_stepwise(
 
     Returns
     -------
-    params, epoch_losses, trace
-        The first three fields of :class:`Trained`; there is no
-        ``start_loss``, whose one pass over all the data at once would not
-        fit for large image sets.
+    Trained
+        As for :func:`minimize_epochwise`, with ``start_loss`` None: its
+        one pass over all the data at once would not fit for large image
+        sets.
     """
-    setup = _set_up(X.shape[0], batch_size, learning_rate, n_epochs)
-    X, y, weights = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
-    step = partial(_jitted_step, model, consolidation, state, X, y, weights, setup.rates,
-                   n_batches=setup.n_batches)
-    carry = _initial_carry(consolidation, state, params, _optimiser(setup.rates))
+    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs)
+    step = partial(_jitted_step, model, consolidation, state, X, y, weights, rates,
+                   n_batches=sizes.n_batches)
 
     def run_epoch(carry, batches):
         losses = []
@@ -535,8 +312,44 @@ def minimize_stepwise(
             losses.append(loss)
         return carry, jnp.sum(jnp.stack(losses))
 
-    return _epoch_by_epoch(setup, key, n_epochs, carry, run_epoch, on_epoch)
+    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
+    return _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch)
 
+
+def _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch, start_loss=None):
+    """The Python loop over epochs of :func:`minimize_epochwise` and
+    :func:`minimize_stepwise`: each epoch's minibatches, ``run_epoch(carry,
+    batches) -> (carry, loss)``, then ``on_epoch(epoch, loss)``; a true
+    return value stops the training there. Returns :class:`Trained`.
+    """
+    epoch_losses = []
+    for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
+        batches = one_epoch_batches(epoch_key, n_samples=sizes.n_samples,
+                                    batch_size=sizes.batch_size)
+        carry, loss = run_epoch(carry, batches)
+        epoch_losses.append(loss)
+        if on_epoch is not None and on_epoch(epoch, float(loss)):
+            break
+    params, _, trace = carry
+    return Trained(params, jnp.stack(epoch_losses), trace, start_loss)
+
+
+@partial(jax.jit, static_argnames=("model", "n_batches"))
+def _jitted_step(model, consolidation, state, X, y, weights, rates, carry, batch,
+                 *, n_batches):
+    optimiser = _optimiser(rates)
+    return _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batch)
+
+
+@partial(jax.jit, static_argnames=("model", "n_batches"))
+def _jitted_epoch(model, consolidation, state, X, y, weights, rates, carry,
+                  batches, *, n_batches):
+    return _epoch(model, consolidation, state, X, y, weights, _optimiser(rates),
+                  n_batches, carry, batches)
+
+
+_jitted_objective_value = jax.jit(lambda *args, model: _objective_value(model, *args),
+                                  static_argnames=("model",))
 
 
 def _objective_value(model, consolidation, state, params, X, y, weights, key):

@@ -227,7 +227,7 @@ class PretrainedFeatureExtractor(
             on_epoch = self._epoch_reporter(bar)
 
             # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
-            theta, losses, _ = minimize_stepwise(
+            trained = minimize_stepwise(
                 Model(network, likelihoods.CATEGORICAL),
                 Prior(),
                 prior_state(network.n_params, self.prior_precision),
@@ -241,7 +241,7 @@ class PretrainedFeatureExtractor(
                 batch_size=int(self.batch_size),
                 on_epoch=on_epoch if self.verbose or self.progress_bar else None,
             )
-        theta, losses = np.asarray(theta), np.asarray(losses)
+        theta, losses = np.asarray(trained.params), np.asarray(trained.epoch_losses)
         if not (np.all(np.isfinite(losses)) and np.all(np.isfinite(theta))):
             raise ValueError(
                 "Pre-training diverged: the loss became non-finite (inf or NaN). Try a "

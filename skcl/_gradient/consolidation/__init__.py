@@ -12,6 +12,17 @@ a per-step trace. One module per method family:
 * ``neural`` — NC's consolidator network;
 * ``variational`` — the posteriors of sequential VI;
 * ``replay`` — joint training, which keeps the data.
+
+Two things, two words. A *consolidation* is the method: a
+:class:`Consolidation` object, built from an estimator's hyperparameters
+(``_make_consolidation``), holding no task's data, so that it is rebuilt
+at will and passed to compiled code as a pytree of its numbers. Its
+*state* is what it accumulates: the pytree of arrays that ``init`` starts,
+``fold`` extends and ``penalty`` reads, the stand-in for L_{t-1} itself.
+The estimators keep the state in their public fitted attribute
+``consolidation_`` (a name older than this distinction, kept for users);
+inside skcl, code says ``method`` or ``consolidation`` for the object and
+``state`` for the arrays.
 """
 
 from .base import Consolidation, FinishedTask, Growth

@@ -150,7 +150,9 @@ class Quadratic(Consolidation):
     alpha : float
         λ.
     kind : {"hessian", "ggn", "empirical_fisher"}
-        What C_i measures (see ``curvature``).
+        What C_i measures (see :mod:`.curvature`): the estimators'
+        ``curvature`` parameter. Here "curvature" names C itself
+        (``QuadraticState.curvature``), hence the other word.
     structure : {"full", "kron", "diag"}
         How C_i is stored.
     reduction : {"sum", "mean"}
@@ -167,7 +169,7 @@ class Quadratic(Consolidation):
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise ValueError(f"curvature must be one of {KINDS}, got {self.kind!r}.")
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}.")
         if self.structure not in STRUCTURES:
             raise ValueError(f"structure must be one of {STRUCTURES}, got {self.structure!r}.")
 

@@ -7,184 +7,21 @@ measured at its solution θ*_i; they differ only in C_i.
 
 from numbers import Real
 
-import jax
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._utils.docstrings import fill_doc
-from ..._utils.validation import (
-    Interval,
-    StrOptions,
-    positive_int,
-    positive_real,
-    store_parameters,
-)
-from .. import likelihoods
+from ..._utils.validation import Interval, StrOptions, positive_real, store_parameters
 from ..base import GradientClassifier
 from ..consolidation import OnlineEWC, PathIntegral, Quadratic
 from ..consolidation.curvature import KINDS, STRUCTURES
-from ..consolidation.laplace import (
-    PREDICTIVES,
-    evidence_prior_precision,
-    laplace_log_proba,
-    posterior_root,
-)
+from .laplace_predictive import LaplacePredictive, fill_predictive
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
 
-_PREDICTIVE_PARAMS = """
-    predictive : {"map", "probit", "mean_field", "mc"}, default="map"
-        How :meth:`predict_proba` (and so :meth:`predict`) turns θ into
-        probabilities. "map": the plug-in softmax of f(x; θ*_t). The
-        others: the linearised Laplace predictive, which integrates the
-        softmax over the Gaussian posterior N(θ*_t, (λ H_t)⁻¹) that the
-        penalty already stores (H_t = diag(prior) + Σ_i C_i, in the
-        chosen structure): the logits are f ~ N(f(x; θ*_t), J Σ Jᵀ) and
-        their softmax is integrated by the probit approximation
-        softmax(f* ⊙ κ), κ = 1/√(1 + π/8 · var) (laplace-torch's);
-        by that approximation applied to each pairwise difference
-        f_k − f_j with its own variance ("mean_field", which sees the
-        logits' covariance and is the more accurate); or by Monte Carlo.
-        ``decision_function`` then gives the predictive's log-odds or
-        log-probabilities. See the user guide, "How sure is it?".
-    n_predict_samples : int, default=1000
-        Samples of the logits averaged by ``predictive="mc"``, drawn from
-        ``random_state``: predictions are deterministic.
-    predictive_prior_precision : "stored", "evidence" or float > 0, default="stored"
-        The prior inside the predictive's posterior (never the training's).
-        "stored": λ·diag(prior), as the penalty holds it. "evidence": an
-        isotropic prior N(0, δ⁻¹ I) with δ maximising the Laplace evidence
-        given the stored curvature, −½δ‖θ*‖² + ½P log δ − ½ log det(λC + δI)
-        (laplace-torch's prior precision by marginal likelihood; MacKay's
-        δ = γ/‖θ*‖²), so Σ = (λC + δI)⁻¹ (C's negative eigenvalues, float32
-        rounding of a positive semi-definite sum, set to zero); a float:
-        that δ. Only the Laplace predictives read it.
-"""
-
-
-def _fill_predictive(cls):
-    """Put the predictive's parameter docs where a docstring says ``{predictive}``."""
-    cls.__doc__ = cls.__doc__.replace("{predictive}", _PREDICTIVE_PARAMS.strip("\n"))
-    return cls
-
-
-class _LaplacePredictive:
-    """predict_proba from the quadratic stand-in's Gaussian posterior.
-
-    Mixed into the methods whose stand-in is a posterior precision (AQC,
-    EWC, online EWC).
-    """
-
-    _predictive_constraints = {
-        "predictive": [StrOptions(set(PREDICTIVES))],
-        "n_predict_samples": [positive_int],
-        "predictive_prior_precision": [StrOptions({"stored", "evidence"}),
-                                       Interval(Real, 0, None, closed="neither")],
-    }
-
-    def posterior_covariance(self):
-        """Σ = (λ H_t)⁻¹, the covariance of the Gaussian posterior the predictive uses.
-
-        H_t = diag(prior) + Σ_i C_i is the stand-in's matrix (``hessian_``
-        for the full structure, ``importance_`` on the diagonal for EWC);
-        Σ is block-diagonal for ``structure="kron"`` (one block per
-        layer) and diagonal for ``"diag"``; (λC + δI)⁻¹ with
-        ``predictive_prior_precision`` "evidence" or δ. Built dense, for
-        checks and small networks.
-
-        Returns
-        -------
-        ndarray of shape (n_params, n_params), float64
-        """
-        check_is_fitted(self)
-        self._complete_fold()
-        return self._posterior_root().covariance(self.network_.n_params)
-
-    def _posterior_root(self):
-        delta = self.predictive_prior_precision
-        if delta == "stored":
-            delta = None
-        elif getattr(self, "curvature", "ggn") == "hessian" and self.hidden_layer_sizes:
-            raise ValueError(
-                "predictive_prior_precision other than 'stored' needs a positive "
-                "semi-definite curvature, and the exact Hessian of a network with hidden "
-                "layers can be indefinite: use curvature='ggn'.")
-        elif delta == "evidence":
-            delta = evidence_prior_precision(self.consolidation_, float(self.alpha),
-                                             np.asarray(self.theta_),
-                                             self.network_.layer_shapes)
-        return posterior_root(self.consolidation_, float(self.alpha),
-                              self.network_.layer_shapes, prior_precision=delta)
-
-    def _predictive_log_proba(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        self._complete_fold()  # the same state an immediate fold gives
-        bernoulli = self.likelihood_ == likelihoods.BERNOULLI
-        n_outputs = self.network_.n_outputs - self._unseen_output
-        # Its own stream of the estimator's seed: the training keys fold in
-        # task counts, this constant is none of them.
-        key = jax.random.fold_in(jax.random.PRNGKey(self._seed), 2**31 - 3)
-        return laplace_log_proba(
-            self.network_, n_outputs, bernoulli, self.theta_, self._posterior_root(), X,
-            self.predictive, int(self.n_predict_samples), key,
-        )
-
-    def decision_function(self, X):
-        """Scores that rank the classes as :meth:`predict_proba` does.
-
-        With ``predictive="map"`` the network's logits f(x; θ*_t);
-        otherwise the predictive's log-odds of ``classes_[1]`` (two
-        classes) or log-probabilities, so that ``predict``,
-        ``predict_proba`` and this agree on every sample.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
-        """
-        if self.predictive == "map":
-            return super().decision_function(X)
-        logp = self._predictive_log_proba(X)
-        return logp[:, 1] - logp[:, 0] if logp.shape[1] == 2 else logp
-
-    def predict_proba(self, X):
-        """Class probabilities: plug-in or Laplace predictive (``predictive``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``; rows sum to one.
-        """
-        if self.predictive == "map":
-            return super().predict_proba(X)
-        return np.exp(self._predictive_log_proba(X))
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`, finite wherever it is.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-        """
-        if self.predictive == "map":
-            return super().predict_log_proba(X)
-        return self._predictive_log_proba(X)
-
-
 class _QuadraticClassifier(GradientClassifier):
+    """The quadratic methods' shared hyperparameter λ (``alpha``)."""
+
     _parameter_constraints = {
         **GradientClassifier._parameter_constraints,
         "alpha": [positive_real],
@@ -209,9 +46,20 @@ class _QuadraticClassifier(GradientClassifier):
         store_parameters(self, locals())
 
 
+class _DiagonalQuadraticClassifier(_QuadraticClassifier):
+    """A quadratic method whose H is diagonal (EWC, online EWC, SI): its
+    diagonal is the fitted ``importance_``."""
+
+    @property
+    def importance_(self):
+        """precision + the tasks' accumulated importances, the diagonal of the
+        penalty's H, shape (n_params,); the class's docstring says which."""
+        return self.consolidation_.hessian_diagonal()
+
+
 @fill_doc
-@_fill_predictive
-class AQCClassifier(_LaplacePredictive, _QuadraticClassifier):
+@fill_predictive
+class AQCClassifier(LaplacePredictive, _QuadraticClassifier):
     """Autodiff quadratic consolidation (AQC; paper, section II-B).
 
     After each task t the curvature of the task's NLL at its solution θ*_t
@@ -297,7 +145,7 @@ class AQCClassifier(_LaplacePredictive, _QuadraticClassifier):
         "curvature": [StrOptions(set(KINDS))],
         "structure": [StrOptions(set(STRUCTURES))],
         "curvature_reduction": [StrOptions({"sum", "mean"})],
-        **_LaplacePredictive._predictive_constraints,
+        **LaplacePredictive._predictive_constraints,
     }
 
     def __init__(
@@ -324,8 +172,8 @@ class AQCClassifier(_LaplacePredictive, _QuadraticClassifier):
         store_parameters(self, locals())
 
     def _make_consolidation(self):
-        return Quadratic(float(self.alpha), self.curvature, self.structure,
-                         self.curvature_reduction)
+        return Quadratic(float(self.alpha), kind=self.curvature, structure=self.structure,
+                         reduction=self.curvature_reduction)
 
     @property
     def hessian_(self):
@@ -341,8 +189,8 @@ class AQCClassifier(_LaplacePredictive, _QuadraticClassifier):
 
 
 @fill_doc
-@_fill_predictive
-class EWCClassifier(_LaplacePredictive, _QuadraticClassifier):
+@fill_predictive
+class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
     """Elastic weight consolidation with Huszár's single penalty.
 
     The curvature of each task is the diagonal of the Fisher information
@@ -390,7 +238,7 @@ class EWCClassifier(_LaplacePredictive, _QuadraticClassifier):
 
     _parameter_constraints = {
         **_QuadraticClassifier._parameter_constraints,
-        **_LaplacePredictive._predictive_constraints,
+        **LaplacePredictive._predictive_constraints,
     }
 
     def __init__(
@@ -414,16 +262,11 @@ class EWCClassifier(_LaplacePredictive, _QuadraticClassifier):
         store_parameters(self, locals())
 
     def _make_consolidation(self):
-        return Quadratic(float(self.alpha), "ggn", "diag", "mean")
-
-    @property
-    def importance_(self):
-        """precision + Σ_i F_i, shape (n_params,)."""
-        return self.consolidation_.hessian_diagonal()
+        return Quadratic(float(self.alpha), kind="ggn", structure="diag", reduction="mean")
 
 
 @fill_doc
-class SIClassifier(_QuadraticClassifier):
+class SIClassifier(_DiagonalQuadraticClassifier):
     """Synaptic intelligence (Zenke et al., 2017).
 
     While a task is learned, each parameter's share of the decrease of the
@@ -496,15 +339,10 @@ class SIClassifier(_QuadraticClassifier):
     def _make_consolidation(self):
         return PathIntegral(float(self.alpha), float(self.damping))
 
-    @property
-    def importance_(self):
-        """precision + Σ_i Ω_i, shape (n_params,)."""
-        return self.consolidation_.hessian_diagonal()
-
 
 @fill_doc
-@_fill_predictive
-class OnlineEWCClassifier(_LaplacePredictive, _QuadraticClassifier):
+@fill_predictive
+class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
     """Online EWC: EWC whose old importances decay (Schwarz et al., 2018).
 
     As :class:`EWCClassifier` — the diagonal Fisher information at each
@@ -551,7 +389,7 @@ class OnlineEWCClassifier(_LaplacePredictive, _QuadraticClassifier):
     _parameter_constraints = {
         **_QuadraticClassifier._parameter_constraints,
         "decay": [Interval(Real, 0, 1, closed="right")],
-        **_LaplacePredictive._predictive_constraints,
+        **LaplacePredictive._predictive_constraints,
     }
 
     def __init__(
@@ -577,8 +415,3 @@ class OnlineEWCClassifier(_LaplacePredictive, _QuadraticClassifier):
 
     def _make_consolidation(self):
         return OnlineEWC(float(self.alpha), decay=float(self.decay))
-
-    @property
-    def importance_(self):
-        """precision + F*_t, shape (n_params,)."""
-        return self.consolidation_.hessian_diagonal()

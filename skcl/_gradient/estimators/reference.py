@@ -80,5 +80,5 @@ class JointClassifier(GradientClassifier):
     def _make_consolidation(self):
         return Replay()
 
-    def _task_attributes(self, consolidation, state, key):
+    def _task_attributes(self, method, state, key):
         return {"n_samples_seen_": len(state.y)}

@@ -55,10 +55,10 @@ class _VariationalClassifier(GradientClassifier):
 
     # ------------------------------------------------------------ internals
 
-    def _task_attributes(self, consolidation, state, key):
+    def _task_attributes(self, method, state, key):
         """The samples of θ from q_t that ``predict_proba`` averages."""
         predict_key = keys.prediction_key(key)
-        samples = consolidation.family.sample(
+        samples = method.family.sample(
             state.posterior, predict_key, int(self.n_predict_samples)
         )
         return {"posterior_samples_": np.asarray(samples)}
@@ -75,7 +75,7 @@ class _VariationalClassifier(GradientClassifier):
         # finite even where every p_s underflows.
         log_proba = np.full((X.shape[0], len(self.classes_)), -np.inf)
         for theta in self.posterior_samples_:
-            log_proba = np.logaddexp(log_proba, likelihoods.log_probabilities(
+            log_proba = np.logaddexp(log_proba, likelihoods.log_proba(
                 self.likelihood_, self._class_logits(theta, X)
             ))
         log_proba -= np.log(len(self.posterior_samples_))
