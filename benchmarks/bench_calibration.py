@@ -60,7 +60,7 @@ from sklearn.utils import Bunch
 import skcl
 from skcl import AQCClassifier, EWCClassifier
 from skcl import reproduce as rp
-from skcl._gradient.consolidation.laplace import evidence_prior_precision
+from skcl._gradient.consolidation.evidence import evidence_prior_precision
 from skcl.metrics import expected_calibration_error, final_average_accuracy
 
 PREDICTIVES = ("map", "probit", "mean_field", "mc")

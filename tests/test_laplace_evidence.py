@@ -10,11 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from skcl._gradient.consolidation.laplace import (
-    evidence_prior_precision,
-    laplace_log_evidence,
-    posterior_root,
-)
+from skcl._gradient.consolidation.evidence import evidence_prior_precision, laplace_log_evidence
+from skcl._gradient.consolidation.laplace import posterior_root
 from skcl._gradient.consolidation.quadratic import QuadraticState
 from skcl._gradient.consolidation.structures import (
     DiagonalCurvature,

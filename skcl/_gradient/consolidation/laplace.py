@@ -46,15 +46,14 @@ from .structures import (
     DiagonalCurvature,
     FullCurvature,
     KroneckerCurvature,
+    check_block_fits,
+    curvature_spectrum,
     layer_slices,
 )
 
 __all__ = [
     "PREDICTIVES",
     "PosteriorRoot",
-    "curvature_spectrum",
-    "evidence_prior_precision",
-    "laplace_log_evidence",
     "laplace_log_proba",
     "logit_moments",
     "mc_log_proba",
@@ -115,16 +114,6 @@ def _inverse_root(precision):
     return solve_triangular(L, np.eye(len(L)), lower=True).T
 
 
-def _check_block_fits(size):
-    n_bytes = 3 * size * size * 8  # precision, factor and root in float64
-    if n_bytes > 8e9:
-        raise MemoryError(
-            f"The Laplace predictive needs a dense {size:,}×{size:,} block of the "
-            f"posterior covariance ({n_bytes / 1e9:.1f} GB while it is factored); use "
-            f"structure='diag' for a network this size."
-        )
-
-
 def posterior_root(state, alpha, layer_shapes, prior_precision=None):
     """Square roots of Σ = (λ (diag(prior) + C))⁻¹ in C's structure.
 
@@ -175,14 +164,14 @@ def posterior_root(state, alpha, layer_shapes, prior_precision=None):
         return PosteriorRoot((), np.sqrt(1.0 / precision))
     if isinstance(curvature, FullCurvature):
         n = len(prior)
-        _check_block_fits(n)
+        check_block_fits(n)
         matrix = np.asarray(curvature.matrix, np.float64)
         precision = alpha * (np.diag(prior) + 0.5 * (matrix + matrix.T))
         return PosteriorRoot((((0, n), _inverse_root(precision)),))
     if isinstance(curvature, KroneckerCurvature):
         blocks = []
         for (A, G), (start, stop, _) in zip(curvature.factors, layer_slices(layer_shapes)):
-            _check_block_fits(stop - start)
+            check_block_fits(stop - start)
             block = sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
                         for A_t, G_t in zip(A, G))
             block = 0.5 * (block + block.T)
@@ -190,151 +179,6 @@ def posterior_root(state, alpha, layer_shapes, prior_precision=None):
             blocks.append(((start, stop), _inverse_root(precision)))
         return PosteriorRoot(tuple(blocks))
     raise TypeError(f"No Laplace predictive for a curvature of type {type(curvature).__name__}.")
-
-
-def curvature_spectrum(state, alpha, layer_shapes):
-    """The eigendecomposition of λC⁺, block by block in C's structure, float64.
-
-    C⁺ is C with its negative eigenvalues set to zero: the nearest positive
-    semi-definite matrix. The curvatures stored are sums of positive
-    semi-definite terms (Gauss–Newton, Fisher; the exact Hessian of
-    softmax regression), summed in float32, whose rounding can leave
-    eigenvalues below zero: 0.7 % of the largest on CI Split Wine's
-    unscaled features. (An exact Hessian with hidden layers can be
-    indefinite for real; the estimators refuse it before coming here.)
-
-    Parameters
-    ----------
-    state : QuadraticState
-    alpha : float
-        λ.
-    layer_shapes : tuple of (fan_in, fan_out)
-
-    Returns
-    -------
-    list of ((start, stop), values, vectors)
-        values ≥ 0 of shape (size,) and orthonormal vectors of shape
-        (size, size) for each dense block; one entry ((0, n_params),
-        values, None) for a diagonal C.
-    """
-    curvature = state.curvature
-    alpha = float(alpha)
-    if curvature is None:
-        raise ValueError("No curvature is stored yet (no task learned): the evidence has no "
-                         "maximum in the prior precision.")
-    if isinstance(curvature, DiagonalCurvature):
-        values = alpha * np.asarray(curvature.diagonal, np.float64)
-        return [((0, len(values)), np.clip(values, 0.0, None), None)]
-    if isinstance(curvature, FullCurvature):
-        matrix = np.asarray(curvature.matrix, np.float64)
-        _check_block_fits(len(matrix))
-        blocks = [((0, len(matrix)), matrix)]
-    elif isinstance(curvature, KroneckerCurvature):
-        blocks = []
-        for (A, G), (start, stop, _) in zip(curvature.factors, layer_slices(layer_shapes)):
-            _check_block_fits(stop - start)
-            blocks.append(((start, stop),
-                           sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
-                               for A_t, G_t in zip(A, G))))
-    else:
-        raise TypeError(f"No evidence for a curvature of type {type(curvature).__name__}.")
-    out = []
-    for span, block in blocks:
-        values, vectors = np.linalg.eigh(0.5 * alpha * (block + block.T))
-        out.append((span, np.clip(values, 0.0, None), vectors))
-    return out
-
-
-def _curvature_eigenvalues(state, alpha, layer_shapes):
-    """All the eigenvalues of λC⁺."""
-    return np.concatenate([values for _, values, _ in
-                           curvature_spectrum(state, alpha, layer_shapes)])
-
-
-def laplace_log_evidence(state, alpha, theta, layer_shapes, prior_precision, nll=0.0):
-    """The Laplace approximation of log p(D | δ) with the prior N(0, δ⁻¹ I).
-
-    With the stored curvature λC⁺ (:func:`curvature_spectrum`) as the
-    Hessian of the negative log-likelihood at θ* (the Gauss–Newton or
-    Fisher sum the method keeps, tempered by λ) and an isotropic Gaussian
-    prior of precision δ,
-
-        log Z(δ) ≈ −nll(θ*) − ½ δ ‖θ*‖² + ½ P log δ − ½ log det(λC⁺ + δ I)
-
-    (the 2π terms of the prior's normaliser and of the Gaussian integral
-    cancel; MacKay, 1992; Immer et al., 2021, laplace-torch's
-    ``log_marginal_likelihood``). θ* is held at the trained point, as
-    laplace-torch does when it tunes δ after training.
-
-    Parameters
-    ----------
-    state : QuadraticState
-        Its curvature C (full, Kronecker or diagonal); its prior is not used.
-    alpha : float
-        λ.
-    theta : array of shape (n_params,)
-        θ*.
-    layer_shapes : tuple of (fan_in, fan_out)
-    prior_precision : float > 0
-        δ.
-    nll : float, default=0.0
-        The negative log-likelihood at θ*, a constant in δ.
-
-    Returns
-    -------
-    float
-    """
-    values = _curvature_eigenvalues(state, alpha, layer_shapes)
-    theta = np.asarray(theta, np.float64)
-    delta = float(prior_precision)
-    return float(-nll - 0.5 * delta * theta @ theta + 0.5 * len(values) * np.log(delta)
-                 - 0.5 * np.sum(np.log(values + delta)))
-
-
-def evidence_prior_precision(state, alpha, theta, layer_shapes):
-    """The δ that maximises :func:`laplace_log_evidence`.
-
-    Setting its derivative to zero gives MacKay's (1992) fixed point
-    δ = γ(δ) / ‖θ*‖², γ(δ) = Σ_i e_i / (e_i + δ) the effective number of
-    parameters over the eigenvalues e_i of λC. γ falls from the number of
-    positive e_i to 0 as δ grows while δ‖θ*‖² rises from 0, so the root is
-    unique; it is found by Brent's method on log δ, from the exact
-    eigenvalues (no iteration of the fixed point, which can be slow).
-
-    Parameters
-    ----------
-    state : QuadraticState
-    alpha : float
-        λ.
-    theta : array of shape (n_params,)
-        θ*.
-    layer_shapes : tuple of (fan_in, fan_out)
-
-    Returns
-    -------
-    float
-        δ > 0.
-    """
-    from scipy.optimize import brentq
-
-    values = _curvature_eigenvalues(state, alpha, layer_shapes)
-    norm = float(np.sum(np.asarray(theta, np.float64) ** 2))
-    positive = int(np.sum(values > 0))
-    if norm == 0 or positive == 0:
-        raise ValueError("The evidence has no maximum in δ when θ* = 0 or the curvature is "
-                         "zero.")
-
-    def slope(log_delta):  # 2δ · d log Z / dδ, decreasing in δ
-        delta = np.exp(log_delta)
-        return float(np.sum(values / (values + delta)) - delta * norm)
-
-    high = np.log(positive / norm)  # γ ≤ positive, so the root is at most here
-    low = high - np.log(10.0)
-    while slope(low) <= 0:  # ends: as δ → 0 the slope tends to ``positive`` > 0
-        low -= np.log(10.0)
-    if slope(high) >= 0:
-        return float(np.exp(high))
-    return float(np.exp(brentq(slope, low, high, xtol=1e-12, rtol=1e-12)))
 
 
 @partial(jax.jit, static_argnames=("network", "n_outputs", "spans"))

@@ -21,6 +21,8 @@ __all__ = [
     "FullCurvature",
     "KroneckerCurvature",
     "DiagonalCurvature",
+    "check_block_fits",
+    "curvature_spectrum",
     "layer_slices",
     "split_coupling",
     "structure_nbytes",
@@ -273,3 +275,66 @@ def structure_nbytes(structure, layer_shapes, n_terms=1, itemsize=4):
         return n_params * itemsize
     return n_terms * itemsize * sum((i + 1) ** 2 + o * o for i, o in layer_shapes)
 
+
+def check_block_fits(size):
+    """Refuse a dense block of the posterior covariance too large to factor (8 GB)."""
+    n_bytes = 3 * size * size * 8  # precision, factor and root in float64
+    if n_bytes > 8e9:
+        raise MemoryError(
+            f"The Laplace predictive needs a dense {size:,}×{size:,} block of the "
+            f"posterior covariance ({n_bytes / 1e9:.1f} GB while it is factored); use "
+            f"structure='diag' for a network this size."
+        )
+
+
+def curvature_spectrum(state, alpha, layer_shapes):
+    """The eigendecomposition of λC⁺, block by block in C's structure, float64.
+
+    C⁺ is C with its negative eigenvalues set to zero: the nearest positive
+    semi-definite matrix. The curvatures stored are sums of positive
+    semi-definite terms (Gauss–Newton, Fisher; the exact Hessian of
+    softmax regression), summed in float32, whose rounding can leave
+    eigenvalues below zero: 0.7 % of the largest on CI Split Wine's
+    unscaled features. (An exact Hessian with hidden layers can be
+    indefinite for real; the estimators refuse it before coming here.)
+
+    Parameters
+    ----------
+    state : QuadraticState
+    alpha : float
+        λ.
+    layer_shapes : tuple of (fan_in, fan_out)
+
+    Returns
+    -------
+    list of ((start, stop), values, vectors)
+        values ≥ 0 of shape (size,) and orthonormal vectors of shape
+        (size, size) for each dense block; one entry ((0, n_params),
+        values, None) for a diagonal C.
+    """
+    curvature = state.curvature
+    alpha = float(alpha)
+    if curvature is None:
+        raise ValueError("No curvature is stored yet (no task learned): the evidence has no "
+                         "maximum in the prior precision.")
+    if isinstance(curvature, DiagonalCurvature):
+        values = alpha * np.asarray(curvature.diagonal, np.float64)
+        return [((0, len(values)), np.clip(values, 0.0, None), None)]
+    if isinstance(curvature, FullCurvature):
+        matrix = np.asarray(curvature.matrix, np.float64)
+        check_block_fits(len(matrix))
+        blocks = [((0, len(matrix)), matrix)]
+    elif isinstance(curvature, KroneckerCurvature):
+        blocks = []
+        for (A, G), (start, stop, _) in zip(curvature.factors, layer_slices(layer_shapes)):
+            check_block_fits(stop - start)
+            blocks.append(((start, stop),
+                           sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
+                               for A_t, G_t in zip(A, G))))
+    else:
+        raise TypeError(f"No evidence for a curvature of type {type(curvature).__name__}.")
+    out = []
+    for span, block in blocks:
+        values, vectors = np.linalg.eigh(0.5 * alpha * (block + block.T))
+        out.append((span, np.clip(values, 0.0, None), vectors))
+    return out

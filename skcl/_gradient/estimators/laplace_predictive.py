@@ -13,12 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._utils.validation import Interval, StrOptions, positive_int
 from .. import keys, likelihoods
-from ..consolidation.laplace import (
-    PREDICTIVES,
-    evidence_prior_precision,
-    laplace_log_proba,
-    posterior_root,
-)
+from ..consolidation.evidence import evidence_prior_precision
+from ..consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
 
 __all__ = ["LaplacePredictive", "fill_predictive"]
 
