@@ -199,6 +199,22 @@ def test_partial_fit_exists_only_when_the_final_step_has_one(iris):
     assert pipe[-1].n_tasks_seen_ == 1
 
 
+def test_leading_steps_and_transform_leading_are_what_partial_fit_runs(iris):
+    scaler = _fitted_scaler(iris)
+    tanh = FunctionTransformer(np.tanh)
+    pipe = Pipeline([("scale", scaler), ("skip", "passthrough"), ("none", None), ("tanh", tanh),
+                     ("clf", RecordingClassifier(**AQC))])
+    assert pipe.leading_steps() == [("scale", scaler), ("tanh", tanh)]
+    X, y = iris.train[0]
+    expected = tanh.transform(scaler.transform(X))
+    np.testing.assert_array_equal(pipe.transform_leading(X), expected)
+    received.clear()
+    pipe.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(received[0]["X"], expected)
+    with pytest.raises(NotFittedError):
+        make_pipeline(StandardScaler(), AQCClassifier()).transform_leading(X)
+
+
 def test_make_pipeline_names_steps_like_sklearn():
     steps = (StandardScaler(), StandardScaler(), AQCClassifier())
     pipe = make_pipeline(*steps, verbose=True)

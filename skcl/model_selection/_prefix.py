@@ -36,7 +36,7 @@ def _uses_fitted_prefix(estimator, candidates):
     if not isinstance(estimator, Pipeline):
         return False
     if estimator.partial_fit_transformers and any(
-        hasattr(step, "partial_fit") for _, _, step in estimator._iter(with_final=False)
+        hasattr(step, "partial_fit") for _, step in estimator.leading_steps()
     ):
         return False
     final = estimator.steps[-1][0]
@@ -88,7 +88,7 @@ def _final_step_learner(pipeline):
 
 def _transform_leading(pipeline, tasks):
     """``tasks`` with every ``X`` through the fitted leading steps."""
-    return [(pipeline._transform_leading(X), y) for X, y in tasks]
+    return [(pipeline.transform_leading(X), y) for X, y in tasks]
 
 
 def _with_final_step(pipeline, final_step):
