@@ -71,7 +71,10 @@ _PROBA_METRICS = {log_loss, brier_score_loss}
 
 
 class _ScorerParts(NamedTuple):
-    """What a scikit-learn scorer is made of: ``make_scorer``'s arguments."""
+    """What a scikit-learn scorer is made of: ``make_scorer``'s arguments.
+
+    Read by :func:`_scorer_parts` alone.
+    """
 
     score_func: Any
     sign: int
@@ -82,12 +85,19 @@ class _ScorerParts(NamedTuple):
 def _scorer_parts(scoring):
     """The parts of a scikit-learn scorer (a :class:`_ScorerParts`), or None.
 
-    The only place in skcl that reads a scorer's private attributes
-    (``_score_func``, ``_sign``, ``_kwargs``, ``_response_method``):
-    scikit-learn has no public accessor for them, and calling the scorer
-    cannot hand its metric ``labels=estimator.classes_`` unless metadata
-    routing is switched on for the whole process. From the parts,
+    The one adapter of scikit-learn's scorer internals, and the only place
+    in skcl that reads a scorer's private attributes: ``_score_func``,
+    ``_sign``, ``_kwargs`` and ``_response_method`` are the arguments
+    ``sklearn.metrics._scorer._BaseScorer.__init__`` stores, as it has
+    since scikit-learn 1.4 (whose ``_response_method`` replaced the
+    ``_PredictScorer``/``_ProbaScorer`` classes; skcl requires 1.6). There
+    is no public API for them: ``make_scorer`` has no inverse, and calling
+    the scorer cannot hand its metric ``labels=estimator.classes_`` unless
+    metadata routing is switched on for the whole process. From the parts,
     :func:`_check_task_scoring` rebuilds the scorer with ``make_scorer``.
+    Anything without ``_score_func`` and ``_sign`` is not such a scorer
+    (a callable ``scorer(estimator, X, y)`` of the user's, or a metric
+    function): None.
     """
     func = getattr(scoring, "_score_func", None)
     if func is None or not hasattr(scoring, "_sign"):
@@ -319,6 +329,9 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=10, labels=None):
     return float(ece)
 
 
+# skcl's own mark (not scikit-learn's): the metric scores predict_proba's
+# output. A mark on the function, not a set of functions, so that a wrapper
+# made with functools.wraps keeps it.
 expected_calibration_error._skcl_needs_proba = True
 
 
