@@ -3,6 +3,7 @@ use in the sequence-aware search, on the real CI Split Iris."""
 
 import doctest
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,6 +214,17 @@ def test_leading_steps_and_transform_leading_are_what_partial_fit_runs(iris):
     np.testing.assert_array_equal(received[0]["X"], expected)
     with pytest.raises(NotFittedError):
         make_pipeline(StandardScaler(), AQCClassifier()).transform_leading(X)
+
+
+def test_only_skcl_pipeline_uses_scikit_learns_private_pipeline_methods():
+    """Other modules (the search's fast path) go through the public
+    leading_steps and transform_leading, so a change in scikit-learn's
+    private Pipeline API has one place to mend."""
+    package = Path(skcl.pipeline.__file__).parent
+    private = ("._iter(", "._final_estimator", "._log_message(", "._validate_steps(")
+    users = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+             if any(name in path.read_text(encoding="utf-8") for name in private)}
+    assert users == {"pipeline.py"}
 
 
 def test_make_pipeline_names_steps_like_sklearn():
