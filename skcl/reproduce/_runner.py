@@ -21,7 +21,7 @@ from ..pipeline import make_pipeline
 from ._extractors import _say, pretrained_extractor, transform_tasks
 from ._method import _run_method
 from ._registry import METHODS
-from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for
+from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for, pretraining_tasks
 from ._tables import _fmt, _reached, summarize
 
 __all__ = ["PROTOCOLS", "reproduce", "run_column"]
@@ -338,16 +338,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
     Fine-tuning  33.33 / 33.33 / 33.33
     """
     columns = columns_for(sequence, model)
-    keys = {}  # image column → its pre-training task
-    for seq, _ in columns:
-        options = SEQUENCES[seq].pretraining
-        if options:
-            keys[seq] = pretraining if pretraining in options else options[0]
-    if pretraining is not None and pretraining not in keys.values():
-        raise ValueError(
-            f"No task sequence of {sequence!r} is pre-trained on {pretraining!r}; they take "
-            f"{sorted({o for seq, _ in columns for o in SEQUENCES[seq].pretraining})}."
-        )
+    keys = pretraining_tasks(sequence, columns, pretraining)
     if extractor_weights is not None and len(set(keys.values())) != 1:
         raise ValueError(
             "extractor_weights needs image sequences that share one pre-training task; "
@@ -360,7 +351,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         extractor = None
         if seq in keys:
             key = keys[seq]
-            if key not in extractors:
+            if key not in extractors:  # pre-trained once, shared by the columns
                 extractors[key] = pretrained_extractor(
                     key, root=root, download=download, weights=extractor_weights,
                     cache_dir=cache_dir, random_state=random_state, log=log,
@@ -374,3 +365,4 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         rows += column_rows
         models[seq, mod] = column_models
     return rows, models
+
