@@ -71,11 +71,7 @@ _PROBA_METRICS = {log_loss, brier_score_loss}
 
 
 class _ScorerParts(NamedTuple):
-    """What a scorer is made of: ``make_scorer``'s arguments.
-
-    Read from a scikit-learn scorer by :func:`_scorer_parts`, made for a
-    metric function by :func:`_metric_parts`.
-    """
+    """``make_scorer``'s arguments: of a scorer (:func:`_scorer_parts`) or a metric's."""
 
     score_func: Any
     sign: int
@@ -180,9 +176,7 @@ def _scorer_with_labels(parts):
     """``scorer(estimator, X, y)`` from :class:`_ScorerParts`, with the classes as labels.
 
     A metric that takes ``labels`` (and was not given them) gets
-    ``labels=estimator.classes_``. NaN where such a metric meets a class
-    the estimator has not, or a probability score an estimator that has
-    met a single class.
+    ``labels=estimator.classes_``.
     """
     func, sign, kwargs, method = parts
     takes_labels = "labels" in inspect.signature(func).parameters and "labels" not in kwargs
@@ -360,9 +354,8 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=10, labels=None):
     return float(ece)
 
 
-# skcl's own mark (not scikit-learn's): the metric scores predict_proba's
-# output. A mark on the function, not a set of functions, so that a wrapper
-# made with functools.wraps keeps it.
+# skcl's own mark: the metric scores predict_proba's output. On the function,
+# not in a set, so that a wrapper made with functools.wraps keeps it.
 expected_calibration_error._skcl_needs_proba = True
 
 
