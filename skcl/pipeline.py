@@ -14,14 +14,16 @@ steps without reaching into the pipeline: :meth:`Pipeline.leading_steps`
 and :meth:`Pipeline.transform_leading` (a search transforms its task
 sequences once with them, :mod:`skcl.model_selection`).
 
-scikit-learn's private API is used here and nowhere else in skcl, each
-piece through one adapter whose docstring says why: the subclass walks its
-steps as scikit-learn's own ``fit`` does (``Pipeline._iter``,
-``_log_message``, ``_final_estimator``, ``_validate_steps``, and the
-``_fit_context``, ``_print_elapsed_time`` and ``_name_estimators``
-helpers of :mod:`sklearn.pipeline`), so that ``partial_fit`` skips the
-same steps, prints the same lines and validates the same way. They are
-present in every scikit-learn skcl supports (1.6 and later).
+scikit-learn's private Pipeline API is used here and nowhere else in
+skcl (``tests/test_pipeline.py`` checks it): the subclass walks its steps
+as scikit-learn's own ``fit`` does, so that ``partial_fit`` skips the
+same steps, prints the same lines and validates the same way. Walking
+(``_iter``) and timing (``_log_message`` with ``_print_elapsed_time``) go
+through the two adapters at the end of :class:`Pipeline`; the final step
+(``_final_estimator``), the validation (``_validate_steps``,
+``_fit_context``) and :func:`make_pipeline`'s names (``_name_estimators``)
+are used as scikit-learn's Pipeline uses them. All are present in every
+scikit-learn skcl supports (1.6 and later).
 """
 
 import copy
