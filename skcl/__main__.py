@@ -15,6 +15,7 @@ progress bar on a terminal when tqdm is installed (``pip install
 """
 
 import argparse
+import contextlib
 import importlib.util
 import logging
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 
 # The registries import only the standard library: parsing stays light.
 from .reproduce._registry import METHODS
-from .reproduce._sequences import GROUPS, PRETRAINING, SEQUENCES
+from .reproduce._sequences import GROUPS, PRETRAINING, SEQUENCES, pretraining_tasks
 
 __all__ = ["main"]
 
@@ -216,15 +217,22 @@ def _in_flag_terms(message):
 
 
 def _check_before_work(args, rp, columns):
-    """Everything that can fail without training; raises UserError."""
-    sequences = {seq for seq, _ in columns}
+    """Everything that can fail without training; raises UserError.
+
+    Returns whether Figure 2 is drawn.
+    """
     # The pre-training task of each image sequence, as rp.reproduce picks it.
-    pretraining = {}
-    for seq in sequences:
-        options = rp.SEQUENCES[seq].pretraining
-        if options:
-            pretraining[seq] = args.pretrain if args.pretrain in options else options[0]
+    pretraining = pretraining_tasks(args.sequence, columns, args.pretrain)
     figure = args.figure or args.sequence == "ci-split-2d-iris"
+    _check_extras(args, {seq for seq, _ in columns}, pretraining, figure)
+    if args.extractor_weights is not None:
+        _check_extractor_weights(args, pretraining)
+    _check_output(Path(args.output))
+    return figure
+
+
+def _check_extras(args, sequences, pretraining, figure):
+    """Every optional dependency the run needs is installed, or one UserError naming all."""
     missing = []
     if figure and not _has_module("matplotlib"):
         missing.append(("matplotlib", "plot", "Figure 2"))
@@ -240,30 +248,31 @@ def _check_before_work(args, rp, columns):
         extras = ",".join(extra for _, extra, _ in missing)
         needs = "; ".join(f"{what} needs {name}" for name, _, what in missing)
         raise UserError(f"{names} not installed ({needs}): pip install 'skcl[{extras}]'")
-    if args.extractor_weights is not None:
-        if not pretraining:
-            raise UserError(
-                f"--extractor-weights is for image sequences; {args.sequence} learns on raw "
-                "features"
-            )
-        if len(set(pretraining.values())) > 1:
-            raise UserError(
-                f"--extractor-weights needs image sequences that share one pre-training "
-                f"task; {args.sequence!r} uses {sorted(set(pretraining.values()))}: run "
-                "them one by one, or pass --pretrain"
-            )
-        path = Path(args.extractor_weights)
-        if not path.is_file():
-            raise UserError(f"--extractor-weights {path}: no such file")
-        if not zipfile.is_zipfile(path):
-            raise UserError(
-                f"--extractor-weights {path} is not a .npz weights file (written by "
-                f"PretrainedFeatureExtractor.save_weights); "
-                + ("a .npy file holds a single array" if path.suffix == ".npy" else
-                   "it is not a zip archive")
-            )
-    _check_output(Path(args.output))
-    return figure
+
+
+def _check_extractor_weights(args, pretraining):
+    """``--extractor-weights`` fits the run: image sequences of one pre-training task, a .npz."""
+    if not pretraining:
+        raise UserError(
+            f"--extractor-weights is for image sequences; {args.sequence} learns on raw "
+            "features"
+        )
+    if len(set(pretraining.values())) > 1:
+        raise UserError(
+            f"--extractor-weights needs image sequences that share one pre-training "
+            f"task; {args.sequence!r} uses {sorted(set(pretraining.values()))}: run "
+            "them one by one, or pass --pretrain"
+        )
+    path = Path(args.extractor_weights)
+    if not path.is_file():
+        raise UserError(f"--extractor-weights {path}: no such file")
+    if not zipfile.is_zipfile(path):
+        raise UserError(
+            f"--extractor-weights {path} is not a .npz weights file (written by "
+            f"PretrainedFeatureExtractor.save_weights); "
+            + ("a .npy file holds a single array" if path.suffix == ".npy" else
+               "it is not a zip archive")
+        )
 
 
 def _check_output(output):
@@ -312,8 +321,23 @@ def _progress_bar(args, total, unit="method"):
 
 
 def _reproduce(args):
+    """The ``reproduce`` command once its arguments are parsed: checks, then the run."""
     from . import reproduce as rp
 
+    methods, columns = _check_arguments(args, rp)
+    figure = _check_before_work(args, rp, columns)
+    extra_columns = []
+    if figure:
+        extra_columns = [c for c in rp.columns_for("ci-split-2d-iris", args.model)
+                         if c not in columns]
+    bar = _progress_bar(args, len(methods) * (len(columns) + len(extra_columns)) * args.seeds,
+                        unit="method" if args.seeds == 1 else "run")
+    with _progress_shown(args, bar):
+        return _run(args, rp, methods, figure, extra_columns)
+
+
+def _check_arguments(args, rp):
+    """The methods and the columns the arguments name; raises UserError."""
     try:
         methods = rp.select_methods(args.methods)
     except ValueError as exc:
@@ -335,15 +359,17 @@ def _reproduce(args):
     if args.seed + args.seeds - 1 >= 2**32:
         raise UserError(f"--seed {args.seed} --seeds {args.seeds} goes past the largest seed, "
                         "2**32 - 1")
-    figure = _check_before_work(args, rp, columns)
-    extra_columns = []
-    if figure:
-        extra_columns = [c for c in rp.columns_for("ci-split-2d-iris", args.model)
-                         if c not in columns]
+    return methods, columns
 
+
+@contextlib.contextmanager
+def _progress_shown(args, bar):
+    """The ``skcl`` logger's records on stdout (above ``bar``) while the block runs.
+
+    The logger's level and propagation are restored, and the bar closed,
+    however the block ends.
+    """
     logger = logging.getLogger("skcl")
-    bar = _progress_bar(args, len(methods) * (len(columns) + len(extra_columns)) * args.seeds,
-                        unit="method" if args.seeds == 1 else "run")
     handler = _Progress(sys.stdout, bar)
     handler.setFormatter(logging.Formatter("%(message)s"))
     old_level, old_propagate = logger.level, logger.propagate
@@ -351,7 +377,7 @@ def _reproduce(args):
     logger.setLevel(logging.WARNING if args.quiet else logging.INFO)
     logger.propagate = False
     try:
-        return _run(args, rp, methods, figure, extra_columns)
+        yield
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
@@ -361,12 +387,33 @@ def _reproduce(args):
 
 
 def _run(args, rp, methods, figure, extra_columns):
+    """Run the columns, write the results, print the table; the exit status."""
     from .reproduce._files import environment_line
 
-    # One seed: the call, the files and the table as before --seeds existed.
-    seeds = {"n_seeds": args.seeds} if args.seeds > 1 else {}
     protocol = "defaults" if args.defaults else "tuned"
     start = time.perf_counter()
+    rows, models = _run_columns(args, rp, methods, extra_columns, protocol)
+    elapsed = time.perf_counter() - start
+    paths = _write_outputs(args, rp, rows, protocol, elapsed)
+    if figure:
+        paths["png"] = _write_figure(models, args)
+    print(rp.format_table(rows))
+    print(f"Environment: {environment_line(rp.environment())}.")
+    runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
+    print(f"\nWall time {elapsed:.1f} s{runs}. Results: "
+          + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _run_columns(args, rp, methods, extra_columns, protocol):
+    """``rp.reproduce`` of the sequence, then the extra columns Figure 2 needs.
+
+    Returns the rows and the models, as ``rp.reproduce``; a missing data
+    file, torchvision or a bad weights file is a UserError in the
+    command's terms.
+    """
+    # One seed: the call, the files and the table as before --seeds existed.
+    seeds = {"n_seeds": args.seeds} if args.seeds > 1 else {}
     try:
         rows, models = rp.reproduce(
             args.sequence, args.model, methods, n_jobs=args.n_jobs, random_state=args.seed,
@@ -383,7 +430,11 @@ def _run(args, rp, methods, figure, extra_columns):
     except (FileNotFoundError, ImportError, ValueError) as exc:
         # Missing data, torchvision or a bad weights file: say what to do.
         raise UserError(_in_flag_terms(str(exc))) from None
-    elapsed = time.perf_counter() - start
+    return rows, models
+
+
+def _write_outputs(args, rp, rows, protocol, elapsed):
+    """The CSV, JSON and text results, and the accuracy matrices' figure; their paths."""
     output = Path(args.output)
     paths = rp.write_results(
         rows, output, args.sequence,
@@ -400,14 +451,7 @@ def _run(args, rp, methods, figure, extra_columns):
     else:
         logging.getLogger("skcl.reproduce").info(
             "matplotlib is not installed: no accuracy-matrix figure (pip install 'skcl[plot]')")
-    if figure:
-        paths["png"] = _write_figure(models, args)
-    print(rp.format_table(rows))
-    print(f"Environment: {environment_line(rp.environment())}.")
-    runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
-    print(f"\nWall time {elapsed:.1f} s{runs}. Results: "
-          + ", ".join(str(p) for p in paths.values()))
-    return 0
+    return paths
 
 
 def _write_accuracy_matrices(rows, path):

@@ -23,7 +23,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ._utils.validation import check_classes, sorted_labels, validate_params
 
-__all__ = ["BaseSequentialClassifier", "ValidTask"]
+__all__ = ["BaseSequentialClassifier", "ValidTask", "check_hyperparameters"]
 
 
 class ValidTask(NamedTuple):
@@ -235,3 +235,26 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         if first:
             return union
         return union if len(union) > len(self.classes_) else None
+
+
+def check_hyperparameters(estimator):
+    """Check an skcl classifier's hyperparameters now, before it learns anything.
+
+    The checks its ``partial_fit`` makes first (the ``_check_params``
+    hook that each family extends), for callers that must reject a bad
+    setting before any training: a search checks every candidate this
+    way. Anything that is not an skcl classifier is left alone.
+
+    Parameters
+    ----------
+    estimator : object
+        Usually a pipeline's final step.
+
+    Raises
+    ------
+    ValueError
+        On a hyperparameter out of its range or of the wrong type
+        (scikit-learn's ``InvalidParameterError`` is a ``ValueError``).
+    """
+    if isinstance(estimator, BaseSequentialClassifier):
+        estimator._check_params()

@@ -18,9 +18,10 @@ class SingleClassTaskWarning(UserWarning):
 
     Its negative log-likelihood is minimised by making that class certain,
     where the loss is flat: the curvature a quadratic stand-in (AQC, EWC,
-    SI) or a fitted consolidator (NC) keeps of it is negligible beside the
-    prior's, and the next task overwrites it unless λ (``alpha``) is large.
-    Each such task warns, through Python's :mod:`warnings` filters.
+    online EWC, SI) or a fitted consolidator (NC) keeps of it is negligible
+    beside the prior's, and the next task overwrites it unless λ (the
+    ``alpha`` of each of these classifiers) is large. Each such task
+    warns, through Python's :mod:`warnings` filters.
 
     Examples
     --------

@@ -71,7 +71,7 @@ _PROBA_METRICS = {log_loss, brier_score_loss}
 
 
 class _ScorerParts(NamedTuple):
-    """What a scikit-learn scorer is made of: ``make_scorer``'s arguments."""
+    """``make_scorer``'s arguments: of a scorer (:func:`_scorer_parts`) or a metric's."""
 
     score_func: Any
     sign: int
@@ -82,12 +82,19 @@ class _ScorerParts(NamedTuple):
 def _scorer_parts(scoring):
     """The parts of a scikit-learn scorer (a :class:`_ScorerParts`), or None.
 
-    The only place in skcl that reads a scorer's private attributes
-    (``_score_func``, ``_sign``, ``_kwargs``, ``_response_method``):
-    scikit-learn has no public accessor for them, and calling the scorer
-    cannot hand its metric ``labels=estimator.classes_`` unless metadata
-    routing is switched on for the whole process. From the parts,
+    The one adapter of scikit-learn's scorer internals, and the only place
+    in skcl that reads a scorer's private attributes: ``_score_func``,
+    ``_sign``, ``_kwargs`` and ``_response_method`` are the arguments
+    ``sklearn.metrics._scorer._BaseScorer.__init__`` stores, as it has
+    since scikit-learn 1.4 (whose ``_response_method`` replaced the
+    ``_PredictScorer``/``_ProbaScorer`` classes; skcl requires 1.6). There
+    is no public API for them: ``make_scorer`` has no inverse, and calling
+    the scorer cannot hand its metric ``labels=estimator.classes_`` unless
+    metadata routing is switched on for the whole process. From the parts,
     :func:`_check_task_scoring` rebuilds the scorer with ``make_scorer``.
+    Anything without ``_score_func`` and ``_sign`` is not such a scorer
+    (a callable ``scorer(estimator, X, y)`` of the user's, or a metric
+    function): None.
     """
     func = getattr(scoring, "_score_func", None)
     if func is None or not hasattr(scoring, "_sign"):
@@ -112,6 +119,19 @@ def _check_task_scoring(scoring, response_method=None):
     whose labels are a subset of the classes is scored against all of
     them. See :func:`task_scores` for what ``scoring`` may be.
     """
+    scoring = _looked_up(scoring)
+    # A scikit-learn scorer, or a metric function, is rebuilt to pass the
+    # classes as labels; a scorer callable of the user's is used as it is.
+    parts = _scorer_parts(scoring) or _metric_parts(scoring, response_method)
+    if parts is None:
+        return scoring
+    scorer = _scorer_with_labels(parts)
+    scorer.__name__ = _scorer_name(scoring)
+    return scorer
+
+
+def _looked_up(scoring):
+    """A scorer name as scikit-learn's scorer; anything else checked callable."""
     if isinstance(scoring, str):
         try:
             scoring = get_scorer(scoring)
@@ -126,23 +146,39 @@ def _check_task_scoring(scoring, response_method=None):
             f"scoring must be a scorer name, a scorer callable or a metric function, "
             f"got {type(scoring).__name__}."
         )
-    parts = _scorer_parts(scoring)
-    if parts is not None:
-        # A scikit-learn scorer: rebuilt to pass the classes as labels.
-        func, sign, kwargs, method = parts
-    else:
-        try:
-            params = list(inspect.signature(scoring).parameters)
-        except (TypeError, ValueError):
-            params = []
-        if not params or params[0] not in ("y_true", "y", "labels_true"):
-            return scoring  # a scorer callable(estimator, X, y)
-        func, sign, kwargs = scoring, 1, {}
-        method = response_method or (
-            "predict_proba"
-            if func in _PROBA_METRICS or getattr(func, "_skcl_needs_proba", False)
-            else "predict"
-        )
+    return scoring
+
+
+def _metric_parts(metric, response_method):
+    """The parts of a scorer of ``metric(y_true, y_pred)``, or None for another callable.
+
+    A metric function's first parameter is ``y_true`` (or ``y``,
+    ``labels_true``); anything else is taken for a scorer callable. The
+    metric is scored as it is (greater is not better); it gets
+    ``response_method``'s output, by default ``predict_proba``'s for a
+    metric of probabilities and ``predict``'s for any other.
+    """
+    try:
+        params = list(inspect.signature(metric).parameters)
+    except (TypeError, ValueError):
+        params = []
+    if not params or params[0] not in ("y_true", "y", "labels_true"):
+        return None
+    method = response_method or (
+        "predict_proba"
+        if metric in _PROBA_METRICS or getattr(metric, "_skcl_needs_proba", False)
+        else "predict"
+    )
+    return _ScorerParts(metric, 1, {}, method)
+
+
+def _scorer_with_labels(parts):
+    """``scorer(estimator, X, y)`` from :class:`_ScorerParts`, with the classes as labels.
+
+    A metric that takes ``labels`` (and was not given them) gets
+    ``labels=estimator.classes_``.
+    """
+    func, sign, kwargs, method = parts
     takes_labels = "labels" in inspect.signature(func).parameters and "labels" not in kwargs
 
     def scorer(estimator, X, y):
@@ -158,7 +194,6 @@ def _check_task_scoring(scoring, response_method=None):
             func, greater_is_better=sign > 0, response_method=method, **kwargs, **extra
         )(estimator, X, y)
 
-    scorer.__name__ = _scorer_name(scoring)
     return scorer
 
 
@@ -319,6 +354,8 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=10, labels=None):
     return float(ece)
 
 
+# skcl's own mark: the metric scores predict_proba's output. On the function,
+# not in a set, so that a wrapper made with functools.wraps keeps it.
 expected_calibration_error._skcl_needs_proba = True
 
 

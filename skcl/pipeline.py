@@ -8,6 +8,22 @@ two, but it has no ``partial_fit``, so it cannot learn a task sequence.
 only ``transform`` each task (fitted beforehand, or on the first task when
 they come unfitted), and the final step learns the task with its own
 ``partial_fit``. Everything else is scikit-learn's Pipeline unchanged.
+
+Two public methods give other modules what they need of the leading
+steps without reaching into the pipeline: :meth:`Pipeline.leading_steps`
+and :meth:`Pipeline.transform_leading` (a search transforms its task
+sequences once with them, :mod:`skcl.model_selection`).
+
+scikit-learn's private Pipeline API is used here and nowhere else in
+skcl (``tests/test_pipeline.py`` checks it): the subclass walks its steps
+as scikit-learn's own ``fit`` does, so that ``partial_fit`` skips the
+same steps, prints the same lines and validates the same way. Walking
+(``_iter``) and timing (``_log_message`` with ``_print_elapsed_time``) go
+through the two adapters at the end of :class:`Pipeline`; the final step
+(``_final_estimator``), the validation (``_validate_steps``,
+``_fit_context``) and :func:`make_pipeline`'s names (``_name_estimators``)
+are used as scikit-learn's Pipeline uses them. All are present in every
+scikit-learn skcl supports (1.6 and later).
 """
 
 import copy
@@ -30,13 +46,6 @@ def _is_fitted(estimator):
         check_is_fitted(estimator)
     except NotFittedError:
         return False
-    return True
-
-
-def _final_step_has_partial_fit(pipeline):
-    # Raises AttributeError when the final step has no partial_fit, which
-    # available_if turns into the pipeline having no partial_fit either.
-    getattr(pipeline._final_estimator, "partial_fit")
     return True
 
 
@@ -135,6 +144,18 @@ class Pipeline(_sk_pipeline.Pipeline):
         super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
         self.partial_fit_transformers = partial_fit_transformers
 
+    def _final_step_has_partial_fit(self):
+        """Whether the final step has ``partial_fit`` (``available_if``'s check).
+
+        Raises AttributeError when it has none, which ``available_if``
+        turns into the pipeline having no ``partial_fit`` either. Reads
+        scikit-learn's private ``Pipeline._final_estimator``, which maps a
+        final ``None`` to 'passthrough' and an empty or not yet validated
+        ``steps`` to an AttributeError or None, as for ``predict``.
+        """
+        getattr(self._final_estimator, "partial_fit")
+        return True
+
     @available_if(_final_step_has_partial_fit)
     @_fit_context(
         # The steps are validated by their own methods.
@@ -183,8 +204,8 @@ class Pipeline(_sk_pipeline.Pipeline):
         if not first:
             self._check_leading_steps_fitted()
         Xt, updated = X, {}
-        for idx, name, step in self._iter(with_final=False):
-            with _print_elapsed_time("Pipeline", self._log_message(idx)):
+        for idx, _, step in self._indexed_leading_steps():
+            with self._step_timer(idx):
                 if self.partial_fit_transformers and hasattr(step, "partial_fit"):
                     # A copy learns, so that a rejected task leaves the step as it was.
                     updated[idx] = copy.deepcopy(step).partial_fit(Xt, y)
@@ -194,15 +215,75 @@ class Pipeline(_sk_pipeline.Pipeline):
                     Xt = updated[idx].fit_transform(Xt, y)
                 else:
                     Xt = step.transform(Xt)
-        with _print_elapsed_time("Pipeline", self._log_message(len(self.steps) - 1)):
+        with self._step_timer(len(self.steps) - 1):
             self._final_estimator.partial_fit(Xt, y, classes=classes, **params)
         for idx, step in updated.items():
             self.steps[idx] = (self.steps[idx][0], step)
         return self
 
+    def leading_steps(self):
+        """The steps before the final one, as ``partial_fit`` runs them.
+
+        'passthrough' and None steps are left out, as :meth:`partial_fit`
+        and scikit-learn's ``fit`` skip them.
+
+        Returns
+        -------
+        steps : list of (str, estimator) tuples
+            The steps themselves (not copies), in order.
+
+        Examples
+        --------
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> from skcl import AQCClassifier
+        >>> from skcl.pipeline import make_pipeline
+        >>> pipe = make_pipeline(StandardScaler(), "passthrough", AQCClassifier())
+        >>> [name for name, _ in pipe.leading_steps()]
+        ['standardscaler']
+        """
+        return [(name, step) for _, name, step in self._indexed_leading_steps()]
+
+    def transform_leading(self, X):
+        """``X`` through the leading steps: what the final step learns from.
+
+        Each leading step's ``transform``, in order; the final step is not
+        used, and nothing is fitted or changed. With ``verbose``, each
+        step's time is printed as in :meth:`partial_fit`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs as the first step expects them.
+
+        Returns
+        -------
+        Xt : array-like
+            The inputs of the final step.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            From a leading step that is not fitted yet.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.preprocessing import StandardScaler
+        >>> from skcl import AQCClassifier
+        >>> from skcl.pipeline import make_pipeline
+        >>> X = np.array([[0.0, 1.0], [2.0, 3.0]])
+        >>> pipe = make_pipeline(StandardScaler().fit(X), AQCClassifier())
+        >>> pipe.transform_leading(X).tolist()
+        [[-1.0, -1.0], [1.0, 1.0]]
+        """
+        for idx, _, step in self._indexed_leading_steps():
+            with self._step_timer(idx):
+                X = step.transform(X)
+        return X
+
     def _unfitted_leading_step(self):
         """``(index, name, step)`` of the first unfitted leading step, or None."""
-        for idx, name, step in self._iter(with_final=False):
+        for idx, name, step in self._indexed_leading_steps():
             if not _is_fitted(step):
                 return idx, name, step
         return None
@@ -225,12 +306,25 @@ class Pipeline(_sk_pipeline.Pipeline):
                 f"resetting it."
             )
 
-    def _transform_leading(self, X):
-        """``X`` through every step but the last (already checked fitted)."""
-        for idx, _, step in self._iter(with_final=False):
-            with _print_elapsed_time("Pipeline", self._log_message(idx)):
-                X = step.transform(X)
-        return X
+    # ------------------------------------ adapters of scikit-learn's privates
+
+    def _indexed_leading_steps(self):
+        """``(index, name, step)`` of each leading step, 'passthrough' and None left out.
+
+        Wraps scikit-learn's private ``Pipeline._iter(with_final=False)``:
+        it is how scikit-learn's ``fit`` walks the steps, so ``partial_fit``
+        skips exactly the steps ``fit`` skips.
+        """
+        return list(self._iter(with_final=False))
+
+    def _step_timer(self, idx):
+        """scikit-learn's timer of step ``idx``, printed when ``verbose``.
+
+        Wraps the private ``sklearn.utils._user_interface._print_elapsed_time``
+        and ``Pipeline._log_message``, so that ``partial_fit`` prints the
+        lines ``fit`` prints ("(step 1 of 2) Processing ...").
+        """
+        return _print_elapsed_time("Pipeline", self._log_message(idx))
 
 
 def make_pipeline(*steps, memory=None, transform_input=None, verbose=False,

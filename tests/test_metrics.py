@@ -1,8 +1,11 @@
 """Continual-learning metrics on accuracy matrices worked out by hand."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import skcl.metrics
 from skcl import JointClassifier
 from skcl.metrics import (
     average_accuracy,
@@ -146,3 +149,13 @@ def test_task_scores_accepts_names_scorers_and_metric_functions(iris, joint_on_i
         task_scores(clf, tasks, "accuracy_score")
     with pytest.raises(TypeError, match="scoring must be"):
         task_scores(clf, tasks, 3)
+
+
+def test_only_metrics_reads_a_scorers_private_attributes():
+    """scikit-learn's scorer internals are read in one adapter,
+    skcl.metrics._scorer_parts, so a change in them has one place to mend."""
+    package = Path(skcl.metrics.__file__).parent
+    private = ("._score_func", "._sign", "._kwargs", "._response_method")
+    users = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+             if any(name in path.read_text(encoding="utf-8") for name in private)}
+    assert users == {"metrics.py"}

@@ -3,6 +3,7 @@ use in the sequence-aware search, on the real CI Split Iris."""
 
 import doctest
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -197,6 +198,33 @@ def test_partial_fit_exists_only_when_the_final_step_has_one(iris):
     pipe = make_pipeline(FunctionTransformer(np.log1p), "passthrough", AQCClassifier(**AQC))
     pipe.partial_fit(*iris.train[0], classes=iris.classes)
     assert pipe[-1].n_tasks_seen_ == 1
+
+
+def test_leading_steps_and_transform_leading_are_what_partial_fit_runs(iris):
+    scaler = _fitted_scaler(iris)
+    tanh = FunctionTransformer(np.tanh)
+    pipe = Pipeline([("scale", scaler), ("skip", "passthrough"), ("none", None), ("tanh", tanh),
+                     ("clf", RecordingClassifier(**AQC))])
+    assert pipe.leading_steps() == [("scale", scaler), ("tanh", tanh)]
+    X, y = iris.train[0]
+    expected = tanh.transform(scaler.transform(X))
+    np.testing.assert_array_equal(pipe.transform_leading(X), expected)
+    received.clear()
+    pipe.partial_fit(X, y, classes=iris.classes)
+    np.testing.assert_array_equal(received[0]["X"], expected)
+    with pytest.raises(NotFittedError):
+        make_pipeline(StandardScaler(), AQCClassifier()).transform_leading(X)
+
+
+def test_only_skcl_pipeline_uses_scikit_learns_private_pipeline_methods():
+    """Other modules (the search's fast path) go through the public
+    leading_steps and transform_leading, so a change in scikit-learn's
+    private Pipeline API has one place to mend."""
+    package = Path(skcl.pipeline.__file__).parent
+    private = ("._iter(", "._final_estimator", "._log_message(", "._validate_steps(")
+    users = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+             if any(name in path.read_text(encoding="utf-8") for name in private)}
+    assert users == {"pipeline.py"}
 
 
 def test_make_pipeline_names_steps_like_sklearn():

@@ -197,7 +197,7 @@ def test_without_tqdm_the_extractors_fail_before_any_work(digits, monkeypatch, n
 
 
 def test_without_tqdm_the_search_fails_before_any_candidate(iris, monkeypatch, no_tqdm):
-    import skcl.model_selection._search as search_module
+    import skcl.model_selection._dispatch as dispatch_module
 
     clf = FineTuningClassifier(n_epochs=5, batch_size=16, random_state=0)
     search = SequenceGridSearch(clf, {"learning_rate": [0.1]}).fit(
@@ -208,7 +208,7 @@ def test_without_tqdm_the_search_fails_before_any_candidate(iris, monkeypatch, n
     def no_candidate(*args, **kwargs):
         raise AssertionError("a candidate started")
 
-    monkeypatch.setattr(search_module, "_evaluate_candidate", no_candidate)
+    monkeypatch.setattr(dispatch_module, "_evaluate_candidate", no_candidate)
     search.set_params(progress_bar=True)
     with pytest.raises(ImportError, match=MISSING):
         search.fit(iris.train, iris.validation, classes=iris.classes)

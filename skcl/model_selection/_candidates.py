@@ -15,9 +15,9 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils.validation import check_is_fitted
 
-from ..pipeline import Pipeline
+from .._sequential import check_hyperparameters
+from ..pipeline import Pipeline, _is_fitted
 from ._prefix import _addresses_final_step
 from ._sequence import final_estimator
 
@@ -92,12 +92,10 @@ def _check_candidates(estimator, candidates):
     """Check every candidate's values with the estimator's own parameter checks."""
     for params in candidates:
         candidate = clone(estimator).set_params(**params)
-        check = getattr(final_estimator(candidate), "_check_params", None)
-        if check is not None:
-            try:
-                check()
-            except ValueError as exc:
-                raise ValueError(f"Invalid candidate {params}: {exc}") from exc
+        try:
+            check_hyperparameters(final_estimator(candidate))
+        except ValueError as exc:
+            raise ValueError(f"Invalid candidate {params}: {exc}") from exc
     return candidates
 
 
@@ -164,10 +162,3 @@ def _cannot_learn_message(params, final, name, step, nested):
         f"({type(step).__name__}) of {where}: {why}"
     )
 
-
-def _is_fitted(estimator):
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    return True

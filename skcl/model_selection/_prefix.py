@@ -36,7 +36,7 @@ def _uses_fitted_prefix(estimator, candidates):
     if not isinstance(estimator, Pipeline):
         return False
     if estimator.partial_fit_transformers and any(
-        hasattr(step, "partial_fit") for _, _, step in estimator._iter(with_final=False)
+        hasattr(step, "partial_fit") for _, step in estimator.leading_steps()
     ):
         return False
     final = estimator.steps[-1][0]
@@ -88,7 +88,34 @@ def _final_step_learner(pipeline):
 
 def _transform_leading(pipeline, tasks):
     """``tasks`` with every ``X`` through the fitted leading steps."""
-    return [(pipeline._transform_leading(X), y) for X, y in tasks]
+    return [(pipeline.transform_leading(X), y) for X, y in tasks]
+
+
+def _transform_sequences(pipeline, train_tasks, validation_tasks):
+    """Both sequences through the leading steps, once for all candidates.
+
+    Leading steps that are not fitted are fitted on the first training
+    task, as every candidate's first ``partial_fit`` would fit them.
+
+    Returns
+    -------
+    leading : Pipeline
+        ``pipeline`` with its leading steps fitted (the user's own objects
+        where they already were).
+    train_tasks, validation_tasks : lists of (X, y)
+    """
+    leading, X_first = _fit_leading_steps(pipeline, train_tasks[0])
+    train_tasks = [(X_first, train_tasks[0][1])] + _transform_leading(leading, train_tasks[1:])
+    validation_tasks = _transform_leading(leading, validation_tasks)
+    return leading, train_tasks, validation_tasks
+
+
+def _steps_fitted_here(pipeline, leading):
+    """The names of the leading steps of ``leading`` that are not ``pipeline``'s own objects."""
+    return [
+        name for (name, own), (_, step) in zip(pipeline.steps, leading.steps[:-1])
+        if own is not step
+    ]
 
 
 def _with_final_step(pipeline, final_step):

@@ -4,7 +4,8 @@ One private module per job: ``_registry`` (the methods, their grids and
 the paper's numbers), ``_sequences`` (the task sequences and their
 training and pre-training settings), ``_extractors`` (pre-training and
 caching the frozen extractor of an image sequence), ``_runner`` (running
-columns and seeds), ``_tables`` (summaries and the printed table) and
+columns and seeds), ``_method`` (one method at one seed: its search and
+its test scores), ``_tables`` (summaries and the printed table) and
 ``_files`` (CSV/JSON/text results, their environment, figures);
 this package's namespace is the public one. ``skcl reproduce`` is the
 command line.

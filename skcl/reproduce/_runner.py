@@ -1,28 +1,27 @@
-"""Running the protocol: columns, seeds, and each method's search and test scores.
+"""Running the protocol: columns and seeds, each method in turn.
 
 For each method of a column, every setting of its grid learns the
 training sequence and is scored on the validation sequence; the best is
 scored on the test sequence (``protocol="tuned"``, the paper's), or every
 method runs at its defaults with no search (``protocol="defaults"``).
+
+:func:`run_column` loads the column once (:func:`_load_column`: the
+sequences, or for an image column the frozen extractor's features), then
+runs each method for every seed (:func:`_run_seeds`), one row per seed;
+one method at one seed is ``_method.py``'s job.
 """
 
 import numbers
 import time
 import warnings
-from types import SimpleNamespace
-
-import numpy as np
-from sklearn.base import clone
-from sklearn.metrics import log_loss
+from typing import Any, NamedTuple
 
 from ..exceptions import SingleClassTaskWarning
-from ..metrics import average_forgetting, expected_calibration_error, task_accuracies, task_scores
-from ..model_selection import SequenceGridSearch, learn_task_sequence
-from ..model_selection._sequence import is_skcl_classifier
 from ..pipeline import make_pipeline
 from ._extractors import _say, pretrained_extractor, transform_tasks
+from ._method import _run_method
 from ._registry import METHODS
-from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for
+from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for, pretraining_tasks
 from ._tables import _fmt, _reached, summarize
 
 __all__ = ["PROTOCOLS", "reproduce", "run_column"]
@@ -119,79 +118,162 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     label = column_label(sequence, model)
     seeds = _seeds(random_state, n_seeds)
     _check_protocol(protocol)
-    several = len(seeds) > 1
-    common = {"sequence": sequence, "model": model, "column": label}
-    if seq.pretraining:
-        pretraining = pretraining or seq.pretraining[0]
-        if pretraining not in seq.pretraining:
-            raise ValueError(
-                f"{sequence} is pre-trained on one of {list(seq.pretraining)}, not {pretraining!r}."
-            )
-        if extractor is None:
-            extractor = pretrained_extractor(
-                pretraining, root=root, download=download, random_state=random_state, log=log
-            )
-        extractor, info = extractor
-        data = seq.loader(root, download=download)
-        start = time.perf_counter()
-        # Frozen features: transformed once, shared by every method and candidate.
-        train, validation, test = (
-            transform_tasks(extractor, tasks) for tasks in (data.train, data.validation, data.test)
-        )
-        transform_time = time.perf_counter() - start
-        n_images = sum(len(y) for tasks in (data.train, data.validation, data.test)
-                       for _, y in tasks)
-        _say(log, f"[{label}] features of {n_images} images in {transform_time:.1f} s")
-        common.update(pretraining=info["pretraining"], paper_pretraining=PRETRAINING[
-            seq.pretraining[0]].label, transform_time_s=transform_time)
-    else:
-        data = seq.loader(root, download=download) if seq.reads_files else seq.loader()
-        train, validation, test = data.train, data.validation, data.test
+    column = _load_column(seq, sequence, model, label, root=root, download=download,
+                          pretraining=pretraining, extractor=extractor,
+                          random_state=random_state, log=log)
     rows, models = [], {}
     for method in methods or METHODS:
-        base = {**common, "method": method.name}
-        paper, reference = method.paper.get(label), method.reference.get(label)
-        cls = method.resolve()
-        if cls is None:
-            for seed in seeds:
-                rows.append({**base, **({"seed": seed} if several else {}), "paper": paper,
-                             "reference": reference, "available": False})
-            _say(log, f"[{label}] {method.name}: not available in this build of skcl",
-                 skcl_method_done=True, skcl_runs=len(seeds))
-            continue
-        method_rows = []
-        for seed in seeds:
-            row = {**base, **({"seed": seed} if several else {}), "paper": paper,
-                   "reference": reference}
-            with warnings.catch_warnings():
-                # The protocol runs one-class tasks on purpose (CI Split Iris).
-                warnings.simplefilter("ignore", SingleClassTaskWarning)
-                best, search = _run_method(row, cls, method, seq, model, seed, data.classes,
-                                           (train, validation, test), n_jobs=n_jobs,
-                                           verbose=verbose, protocol=protocol)
-            method_rows.append(row)
-            if method.name not in models:  # the first seed's
-                models[method.name] = make_pipeline(extractor, best) if seq.pretraining else best
-            shown = "–" if paper is None else f"{paper:.2f}"
-            _say(
-                log,
-                f"[{label}] {method.name}{f' (seed {seed})' if several else ''}: "
-                f"{row['n_candidates']} candidate(s), best "
-                f"{search.best_params_ or '(no hyperparameters)'}, validation "
-                f"{row['validation']:.2f}, test {row['test']:.2f} (paper {shown}), "
-                f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
-                f"ECE {row['test_ece']:.2f}, {row['search_time_s']:.1f} s",
-                skcl_method_done=True,
-            )
+        method_rows, best = _run_seeds(column, method, seeds, n_jobs=n_jobs, verbose=verbose,
+                                       protocol=protocol, log=log)
+        if best is not None and method.name not in models:  # the first seed's
+            models[method.name] = best
         rows += method_rows
-        if several:
-            (cell,) = summarize(method_rows)
-            reached = "" if paper is None else f"; {_reached(cell)} ≥ paper"
-            _say(log, f"[{label}] {method.name} over {len(seeds)} seeds: test "
-                      f"{cell['test_mean']:.2f} ± {cell['test_sd']:.2f} (sample sd; min "
-                      f"{cell['test_min']:.2f}, max {cell['test_max']:.2f}; paper "
-                      f"{_fmt(paper)}{reached})")
     return rows, models
+
+
+class _Column(NamedTuple):
+    """One column of Table I, loaded once for all its methods and seeds.
+
+    Attributes
+    ----------
+    seq : TaskSequence
+    model : {"sr", "fcnn"}
+    label : str
+        The column's name in the table, e.g. "Iris SR".
+    sequences : tuple of lists of (X, y)
+        The training, validation and test sequences (for an image
+        column, the extractor's features).
+    classes : ndarray of shape (n_classes,)
+    common : dict
+        The keys every row of the column starts with.
+    extractor : estimator or None
+        An image column's frozen extractor, which the selected models are
+        returned behind; None for a classical column.
+    """
+
+    seq: Any
+    model: str
+    label: str
+    sequences: tuple
+    classes: Any
+    common: dict
+    extractor: Any
+
+
+def _load_column(seq, sequence, model, label, *, root, download, pretraining, extractor,
+                 random_state, log):
+    """The column's sequences, ready for every method (a :class:`_Column`).
+
+    An image column's are the features of its frozen extractor:
+    pre-trained here unless ``extractor`` gives one, and transformed once
+    for every method and candidate.
+    """
+    common = {"sequence": sequence, "model": model, "column": label}
+    if not seq.pretraining:
+        data = seq.loader(root, download=download) if seq.reads_files else seq.loader()
+        return _Column(seq, model, label, (data.train, data.validation, data.test),
+                       data.classes, common, None)
+    extractor, info = _column_extractor(seq, sequence, pretraining, extractor, root=root,
+                                        download=download, random_state=random_state, log=log)
+    data = seq.loader(root, download=download)
+    start = time.perf_counter()
+    # Frozen features: transformed once, shared by every method and candidate.
+    sequences = tuple(
+        transform_tasks(extractor, tasks) for tasks in (data.train, data.validation, data.test)
+    )
+    transform_time = time.perf_counter() - start
+    n_images = sum(len(y) for tasks in (data.train, data.validation, data.test) for _, y in tasks)
+    _say(log, f"[{label}] features of {n_images} images in {transform_time:.1f} s")
+    common.update(pretraining=info["pretraining"], paper_pretraining=PRETRAINING[
+        seq.pretraining[0]].label, transform_time_s=transform_time)
+    return _Column(seq, model, label, sequences, data.classes, common, extractor)
+
+
+def _column_extractor(seq, sequence, pretraining, extractor, *, root, download, random_state,
+                      log):
+    """An image column's ``(extractor, info)``: the one given, or pre-trained here.
+
+    ``pretraining`` defaults to the paper's task and must be one the
+    sequence offers.
+    """
+    pretraining = pretraining or seq.pretraining[0]
+    if pretraining not in seq.pretraining:
+        raise ValueError(
+            f"{sequence} is pre-trained on one of {list(seq.pretraining)}, not {pretraining!r}."
+        )
+    if extractor is None:
+        extractor = pretrained_extractor(
+            pretraining, root=root, download=download, random_state=random_state, log=log
+        )
+    return extractor
+
+
+def _run_seeds(column, method, seeds, *, n_jobs, verbose, protocol, log):
+    """One method of the column for every seed: its rows, and the first seed's model.
+
+    The model is the selected estimator (behind the column's extractor
+    for an image column), or None for a method this build lacks.
+    """
+    several = len(seeds) > 1
+    paper, reference = method.paper.get(column.label), method.reference.get(column.label)
+    base = {**column.common, "method": method.name}
+    cls = method.resolve()
+    if cls is None:
+        _say(log, f"[{column.label}] {method.name}: not available in this build of skcl",
+             skcl_method_done=True, skcl_runs=len(seeds))
+        return [{**base, **({"seed": seed} if several else {}), "paper": paper,
+                 "reference": reference, "available": False} for seed in seeds], None
+    rows, first_model = [], None
+    for seed in seeds:
+        row = {**base, **({"seed": seed} if several else {}), "paper": paper,
+               "reference": reference}
+        best, search = _run_one_seed(row, cls, method, column, seed, n_jobs=n_jobs,
+                                     verbose=verbose, protocol=protocol)
+        rows.append(row)
+        if first_model is None:
+            first_model = (make_pipeline(column.extractor, best) if column.seq.pretraining
+                           else best)
+        _say_seed_done(log, column.label, method.name, seed if several else None, row,
+                       search)
+    if several:
+        _say_over_seeds(log, column.label, method.name, rows, paper)
+    return rows, first_model
+
+
+def _run_one_seed(row, cls, method, column, seed, *, n_jobs, verbose, protocol):
+    """:func:`_run_method` for ``seed``, the one-class tasks' warnings silenced."""
+    with warnings.catch_warnings():
+        # The protocol runs one-class tasks on purpose (CI Split Iris).
+        warnings.simplefilter("ignore", SingleClassTaskWarning)
+        return _run_method(row, cls, method, column.seq, column.model, seed, column.classes,
+                           column.sequences, n_jobs=n_jobs, verbose=verbose,
+                           protocol=protocol)
+
+
+def _say_seed_done(log, label, name, seed, row, search):
+    """The progress line of one method at one seed (``seed`` None: the only one)."""
+    paper = row["paper"]
+    shown = "–" if paper is None else f"{paper:.2f}"
+    _say(
+        log,
+        f"[{label}] {name}{'' if seed is None else f' (seed {seed})'}: "
+        f"{row['n_candidates']} candidate(s), best "
+        f"{search.best_params_ or '(no hyperparameters)'}, validation "
+        f"{row['validation']:.2f}, test {row['test']:.2f} (paper {shown}), "
+        f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
+        f"ECE {row['test_ece']:.2f}, {row['search_time_s']:.1f} s",
+        skcl_method_done=True,
+    )
+
+
+def _say_over_seeds(log, label, name, rows, paper):
+    """The summary line of one method over several seeds: mean, spread, paper reached."""
+    (cell,) = summarize(rows)
+    reached = "" if paper is None else f"; {_reached(cell)} ≥ paper"
+    _say(log, f"[{label}] {name} over {len(rows)} seeds: test "
+              f"{cell['test_mean']:.2f} ± {cell['test_sd']:.2f} (sample sd; min "
+              f"{cell['test_min']:.2f}, max {cell['test_max']:.2f}; paper "
+              f"{_fmt(paper)}{reached})")
 
 
 #: How :func:`run_column` picks each method's setting: "tuned" is the
@@ -218,137 +300,6 @@ def _seeds(random_state, n_seeds):
             f"got {random_state!r}."
         )
     return [int(random_state) + i for i in range(n_seeds)]
-
-
-def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_jobs, verbose,
-                protocol="tuned"):
-    """The protocol for one method and one seed; fills ``row`` in place.
-
-    ``protocol="defaults"`` leaves the grid out: the estimator as
-    constructed, with the column's training settings, and the validation
-    sequence only scored. An estimator outside skcl (scikit-learn's) is
-    learned by ``partial_fit`` without a search, as a user would.
-
-    Returns the selected estimator (fitted on the training sequence) and
-    the fitted search (or its stand-in).
-    """
-    train, validation, test = sequences
-    estimator = cls(**method.params)
-    settings = dict(seq.settings(model), random_state=seed)
-    fixed = seq.method_settings.get(method.name, {})
-    settings.update(fixed)
-    if fixed:
-        row["settings"] = dict(fixed)
-    skcl_estimator = is_skcl_classifier(estimator)
-    if not skcl_estimator:
-        # The settings are skcl's vocabulary (SGD's learning_rate is a
-        # schedule's name): scikit-learn's estimators keep their defaults.
-        settings = {"random_state": seed}
-    # Only the settings the estimator takes: the exact family has no
-    # learning rate, GaussianNB no random_state.
-    accepted = estimator.get_params()
-    estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
-    start = time.perf_counter()
-    grid = {**method.param_grid, **seq.method_grids.get(method.name, {})}
-    if protocol == "defaults":
-        grid = {}
-    # Every method of the registry has predict_proba: every row gets log loss and ECE.
-    scoring = {"log_loss": log_loss, "ece": expected_calibration_error}
-    if skcl_estimator:
-        search = SequenceGridSearch(estimator, grid, n_jobs=n_jobs, verbose=verbose,
-                                    task_scoring=scoring)
-        search.fit(train, validation, classes=classes)
-        return _evaluate(row, method, search, sequences, classes, protocol,
-                         time.perf_counter() - start)
-    # scikit-learn's warn of classes not seen yet (GaussianNB: log of a zero
-    # prior), as a class-incremental sequence has: expected, so silenced.
-    with np.errstate(divide="ignore"):
-        search = _learned_without_search(estimator, train, validation, classes, scoring)
-        return _evaluate(row, method, search, sequences, classes, protocol,
-                         time.perf_counter() - start)
-
-
-def _evaluate(row, method, search, sequences, classes, protocol, elapsed):
-    """Score the selected estimator on the test sequence; fill ``row``.
-
-    Returns the estimator and the search, as :func:`_run_method`.
-    """
-    train, _, test = sequences
-    best = search.best_estimator_
-    test_accuracies = task_accuracies(best, test)
-    test_log_loss = task_scores(best, test, log_loss)
-    test_ece = task_scores(best, test, expected_calibration_error)
-    # The chosen parameters again, evaluated on the test sequence after
-    # every task: the test accuracy matrix, for forgetting and its figure.
-    R = _accuracy_matrix(best, train, test, classes)
-    results = search.cv_results_
-    no_scores = [float("nan")] * len(results["params"])
-    row.update(
-        available=True,
-        protocol=protocol,
-        origin=method.origin,
-        best_params=search.best_params_,
-        validation=100 * search.best_score_,
-        test=100 * float(np.mean(test_accuracies)),
-        test_task_accuracies=[100 * float(a) for a in test_accuracies],
-        test_forgetting=100 * average_forgetting(R),
-        test_log_loss=float(np.mean(test_log_loss)),
-        test_task_log_loss=[float(v) for v in test_log_loss],
-        test_ece=100 * float(np.mean(test_ece)),
-        test_task_ece=[100 * float(v) for v in test_ece],
-        test_accuracy_matrix=(100 * R).tolist(),
-        n_candidates=len(results["params"]),
-        search_time_s=elapsed,
-        grid=[
-            {"params": p, "validation": 100 * float(s), "validation_log_loss": float(ll),
-             "validation_ece": 100 * float(e), "fit_time_s": float(t)}
-            for p, s, ll, e, t in zip(
-                results["params"],
-                results["mean_test_score"],
-                results.get("validation_log_loss", no_scores),
-                results.get("validation_ece", no_scores),
-                results["mean_fit_time"],
-            )
-        ],
-    )
-    return best, search
-
-
-def _accuracy_matrix(estimator, train, test, classes):
-    """A fresh copy of ``estimator`` learns ``train``, evaluated on ``test`` after each task."""
-    if is_skcl_classifier(estimator):
-        return learn_task_sequence(clone(estimator), train, test, classes=classes)
-    return _partial_fit_sequence(clone(estimator), train, classes, evaluate=test)
-
-
-def _partial_fit_sequence(estimator, train, classes, evaluate=None):
-    """``partial_fit`` task by task (any classifier); the accuracy matrix on ``evaluate``.
-
-    ``R[i, j]`` is the accuracy on task ``i`` of ``evaluate`` after the
-    training tasks ``0..j``, as :func:`~skcl.model_selection.learn_task_sequence`
-    gives for skcl's classifiers (which it alone accepts).
-    """
-    R = np.full((len(train), len(train)), np.nan)
-    for j, (X, y) in enumerate(train):
-        estimator.partial_fit(X, y, classes=classes)
-        if evaluate is not None:
-            R[:, j] = task_accuracies(estimator, evaluate)
-    return R
-
-
-def _learned_without_search(estimator, train, validation, classes, scoring):
-    """One candidate, learned by ``partial_fit``, laid out as a search's results."""
-    start = time.perf_counter()
-    fitted = clone(estimator)
-    _partial_fit_sequence(fitted, train, classes)
-    fit_time = time.perf_counter() - start
-    score = float(np.mean(task_accuracies(fitted, validation)))
-    results = {"params": [{}], "mean_test_score": [score], "mean_fit_time": [fit_time]}
-    for name, function in scoring.items():
-        results[f"validation_{name}"] = [float(np.mean(task_scores(fitted, validation,
-                                                                   function)))]
-    return SimpleNamespace(best_estimator_=fitted, best_params_={}, best_score_=score,
-                           cv_results_=results)
 
 
 def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
@@ -387,16 +338,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
     Fine-tuning  33.33 / 33.33 / 33.33
     """
     columns = columns_for(sequence, model)
-    keys = {}  # image column → its pre-training task
-    for seq, _ in columns:
-        options = SEQUENCES[seq].pretraining
-        if options:
-            keys[seq] = pretraining if pretraining in options else options[0]
-    if pretraining is not None and pretraining not in keys.values():
-        raise ValueError(
-            f"No task sequence of {sequence!r} is pre-trained on {pretraining!r}; they take "
-            f"{sorted({o for seq, _ in columns for o in SEQUENCES[seq].pretraining})}."
-        )
+    keys = pretraining_tasks(sequence, columns, pretraining)
     if extractor_weights is not None and len(set(keys.values())) != 1:
         raise ValueError(
             "extractor_weights needs image sequences that share one pre-training task; "
@@ -409,7 +351,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         extractor = None
         if seq in keys:
             key = keys[seq]
-            if key not in extractors:
+            if key not in extractors:  # pre-trained once, shared by the columns
                 extractors[key] = pretrained_extractor(
                     key, root=root, download=download, weights=extractor_weights,
                     cache_dir=cache_dir, random_state=random_state, log=log,
@@ -423,3 +365,4 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         rows += column_rows
         models[seq, mod] = column_models
     return rows, models
+

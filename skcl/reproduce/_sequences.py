@@ -11,7 +11,7 @@ why the loaders are imported when first called, not with this module).
 from dataclasses import dataclass, field
 
 __all__ = ["GROUPS", "MODELS", "PRETRAINING", "Pretraining", "SEQUENCES", "TaskSequence",
-           "column_label", "columns_for"]
+           "column_label", "columns_for", "pretraining_tasks"]
 
 
 def _dataset(name):
@@ -311,3 +311,41 @@ def columns_for(sequence, model="both"):
             f"Unknown task sequence {sequence!r}; choose from {sorted(SEQUENCES) + sorted(GROUPS)}."
         )
     return [(s, m) for s, m in columns if m in models]
+
+
+def pretraining_tasks(sequence, columns, pretraining=None):
+    """Each image column's pre-training task: ``pretraining`` where it may, else the paper's.
+
+    What :func:`~skcl.reproduce.reproduce` pre-trains, and what ``skcl
+    reproduce`` checks before any work.
+
+    Parameters
+    ----------
+    sequence : str
+        What ``columns`` were made of (for the error message).
+    columns : list of (str, str)
+        ``(sequence, model)`` columns, as :func:`columns_for` returns.
+    pretraining : str, default=None
+        A pre-training task the user asked for; None takes the paper's.
+
+    Returns
+    -------
+    tasks : dict
+        Sequence key → pre-training task, for the image columns only.
+
+    Raises
+    ------
+    ValueError
+        When ``pretraining`` is given and no column of ``sequence`` takes it.
+    """
+    keys = {}
+    for seq, _ in columns:
+        options = SEQUENCES[seq].pretraining
+        if options:
+            keys[seq] = pretraining if pretraining in options else options[0]
+    if pretraining is not None and pretraining not in keys.values():
+        raise ValueError(
+            f"No task sequence of {sequence!r} is pre-trained on {pretraining!r}; they take "
+            f"{sorted({o for seq, _ in columns for o in SEQUENCES[seq].pretraining})}."
+        )
+    return keys
