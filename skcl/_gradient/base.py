@@ -34,7 +34,7 @@ from ..exceptions import SingleClassTaskWarning
 from . import keys, likelihoods
 from .compilation_cache import setup as setup_compilation_cache
 from .consolidation import FinishedTask
-from .deferred_folds import UNSET, PendingFoldMixin, complete_pending_fold, deferred_folds
+from .deferred_folds import UNSET, PendingFoldMixin
 from .divergence import check_trained
 from .growth import grow_network
 from .model import Model
@@ -42,14 +42,7 @@ from .networks import MLP, apply_numpy
 from .reporting import epoch_callback, report_task
 from .training import minimize, minimize_epochwise
 
-# SingleClassTaskWarning lives in skcl.exceptions, the deferred folds in
-# .deferred_folds; all three are importable from here as before.
-__all__ = [
-    "GradientClassifier",
-    "SingleClassTaskWarning",
-    "complete_pending_fold",
-    "deferred_folds",
-]
+__all__ = ["GradientClassifier"]
 
 
 class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):

@@ -13,10 +13,7 @@ import contextvars
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-import jax
 import numpy as np
-
-from .divergence import check_finite_state
 
 __all__ = [
     "UNSET",
@@ -92,11 +89,10 @@ class PendingFoldMixin:
         ``_pending_fold_`` (and no ``consolidation_``: :data:`UNSET`).
         """
         if method.fold_can_wait and folds_may_wait():
-            pending = jax.tree.map(np.asarray, _PendingFold(state, task, fold_key))
+            pending = _on_host(_PendingFold(state, task, fold_key))
             return pending, {"_pending_fold_": pending, "consolidation_": UNSET}
-        state = method.fold(model, state, task, fold_key)
-        check_finite_state(state, self.n_tasks_seen_ + 1)
-        state = jax.tree.map(np.asarray, state)
+        state = _checked_on_host(method.fold(model, state, task, fold_key),
+                                 self.n_tasks_seen_ + 1)
         return state, {"consolidation_": state}
 
     def _complete_fold(self):
@@ -111,8 +107,7 @@ class PendingFoldMixin:
             task = pending.task._replace(batch_size=int(pending.task.batch_size))
             state = self._make_consolidation().fold(self._model(), pending.state, task,
                                                     pending.key)
-            check_finite_state(state, self.n_tasks_seen_)
-            self.consolidation_ = jax.tree.map(np.asarray, state)
+            self.consolidation_ = _checked_on_host(state, self.n_tasks_seen_)
             del self._pending_fold_
 
     def __getattr__(self, name):
@@ -123,6 +118,25 @@ class PendingFoldMixin:
             self._complete_fold()
             return vars(self)["consolidation_"]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+# JAX is imported where a fold runs, not at the top: the search imports this
+# module for every estimator (complete_pending_fold, deferred_folds), and a
+# search over the exact family should not load JAX; a fold runs only in a
+# gradient-trained estimator, which has loaded it.
+def _on_host(tree):
+    """The pytree with its arrays as numpy arrays, which pickle anywhere."""
+    import jax
+
+    return jax.tree.map(np.asarray, tree)
+
+
+def _checked_on_host(state, task_number):
+    """A folded state, refused if not finite, as host arrays."""
+    from .divergence import check_finite_state
+
+    check_finite_state(state, task_number)
+    return _on_host(state)
 
 
 def complete_pending_fold(estimator):

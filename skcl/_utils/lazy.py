@@ -1,8 +1,9 @@
 """A package's public names, imported on first use (PEP 562).
 
 ``skcl`` keeps JAX out of ``import skcl`` (so ``skcl --help`` answers at
-once), and ``skcl.reproduce`` keeps its runner out of the registries that
-the command line parses against: both list their names here.
+once), ``skcl.feature_extraction`` keeps JAX and torch out of
+``RandomFeatures``, and ``skcl.reproduce`` keeps its runner out of the
+registries that the command line parses against: each lists its names here.
 """
 
 import importlib

@@ -12,8 +12,16 @@ random projection and nonlinearity, fixed once drawn, for the exact
 classifiers (e.g. a least-squares head on random ReLU features).
 """
 
-from ._backbone import BackboneFeatureExtractor
-from ._extractor import PretrainedFeatureExtractor
-from ._random_features import RandomFeatures
+from .._utils.lazy import lazy_exports
+
+# Imported on first use: RandomFeatures in front of an exact classifier
+# needs neither JAX nor torch, which the two extractors load.
+_LAZY = {
+    "BackboneFeatureExtractor": "._backbone",
+    "PretrainedFeatureExtractor": "._extractor",
+    "RandomFeatures": "._random_features",
+}
 
 __all__ = ["BackboneFeatureExtractor", "PretrainedFeatureExtractor", "RandomFeatures"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 
-from .._gradient.base import complete_pending_fold, deferred_folds
+from .._gradient.deferred_folds import complete_pending_fold, deferred_folds
 from ._sequence import _learn, final_estimator
 
 
