@@ -372,8 +372,8 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
 def test_a_single_class_task_warns_for_the_methods_it_concerns():
     import warnings
 
-    from skcl._gradient import base as _base
     from skcl.datasets import load_ci_split_iris
+    from skcl.exceptions import SingleClassTaskWarning
 
     data = load_ci_split_iris()  # one species per task
     with warnings.catch_warnings(record=True) as record:
@@ -386,7 +386,7 @@ def test_a_single_class_task_warns_for_the_methods_it_concerns():
         X = np.concatenate([data.train[0][0], data.train[1][0]])
         y = np.concatenate([data.train[0][1], data.train[1][1]])
         EWCClassifier(n_epochs=1, random_state=0).partial_fit(X, y, classes=data.classes)
-    shown = [w for w in record if issubclass(w.category, _base.SingleClassTaskWarning)]
+    shown = [w for w in record if issubclass(w.category, SingleClassTaskWarning)]
     # AQC's 2 × 3 one-class tasks; not for fine-tuning, not for two classes.
     assert len(shown) == 2 * len(data.train)
     assert len({str(w.message) for w in shown}) == 1
@@ -399,18 +399,18 @@ def test_a_single_class_task_warns_for_the_methods_it_concerns():
 def test_the_single_class_warning_obeys_the_warning_filters(iris):
     import warnings
 
-    from skcl._gradient import base as _base
+    from skcl.exceptions import SingleClassTaskWarning
 
     X, y = iris.train[0]  # one species
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        warnings.simplefilter("ignore", _base.SingleClassTaskWarning)
+        warnings.simplefilter("ignore", SingleClassTaskWarning)
         AQCClassifier(n_epochs=1, random_state=0).partial_fit(X, y, classes=iris.classes)
-    assert not [w for w in record if issubclass(w.category, _base.SingleClassTaskWarning)]
+    assert not [w for w in record if issubclass(w.category, SingleClassTaskWarning)]
     with warnings.catch_warnings():
-        warnings.simplefilter("error", _base.SingleClassTaskWarning)
+        warnings.simplefilter("error", SingleClassTaskWarning)
         clf = AQCClassifier(n_epochs=1, random_state=0)
-        with pytest.raises(_base.SingleClassTaskWarning):
+        with pytest.raises(SingleClassTaskWarning):
             clf.partial_fit(X, y, classes=iris.classes)
     assert not hasattr(clf, "theta_")  # the transaction left it unfitted
 
