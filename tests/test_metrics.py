@@ -52,11 +52,11 @@ def test_bernoulli_probabilities_of_extreme_logits_are_exact_and_silent():
     """A logit of ±1000 gives probabilities 0 and 1 without an overflow warning."""
     import warnings
 
-    from skcl._gradient.likelihoods import BERNOULLI, probabilities
+    from skcl._gradient.likelihoods import BERNOULLI, proba
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        p = probabilities(BERNOULLI, np.array([[-1000.0], [0.0], [1000.0]]))
+        p = proba(BERNOULLI, np.array([[-1000.0], [0.0], [1000.0]]))
     np.testing.assert_array_equal(p, [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
 
 
