@@ -369,6 +369,27 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
     assert not isinstance(vi.consolidation_, _PendingFold)
 
 
+def test_a_single_class_task_warning_points_at_the_users_line_through_a_pipeline():
+    import inspect
+    import warnings
+
+    from sklearn.preprocessing import StandardScaler
+
+    from skcl.datasets import load_ci_split_iris
+    from skcl.exceptions import SingleClassTaskWarning
+    from skcl.pipeline import make_pipeline
+
+    data = load_ci_split_iris()
+    X, y = data.train[0]
+    pipe = make_pipeline(StandardScaler(), AQCClassifier(n_epochs=1, random_state=0))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        pipe.partial_fit(X, y, classes=data.classes)
+        line = inspect.currentframe().f_lineno - 1
+    shown = [w for w in record if issubclass(w.category, SingleClassTaskWarning)]
+    assert [(w.filename, w.lineno) for w in shown] == [(__file__, line)]
+
+
 def test_a_single_class_task_warns_for_the_methods_it_concerns():
     import warnings
 
@@ -390,6 +411,8 @@ def test_a_single_class_task_warns_for_the_methods_it_concerns():
     # AQC's 2 × 3 one-class tasks; not for fine-tuning, not for two classes.
     assert len(shown) == 2 * len(data.train)
     assert len({str(w.message) for w in shown}) == 1
+    # Each points at the line that called partial_fit, here.
+    assert {w.filename for w in shown} == {__file__}
     message = str(shown[0].message)
     assert message.startswith("AQCClassifier: a task with a single class")
     assert "GaussianDiscriminantClassifier" in message and "SequenceGridSearch" in message

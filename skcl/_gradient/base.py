@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._sequential import BaseSequentialClassifier
+from .._utils.stack import user_stacklevel
 from .._utils.validation import (
     StrOptions,
     layer_sizes,
@@ -360,7 +361,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
             "(skcl.model_selection.SequenceGridSearch), or use "
             "skcl.GaussianDiscriminantClassifier or skcl.LeastSquaresClassifier, which "
             "keep every task exactly.",
-            SingleClassTaskWarning, stacklevel=5,  # the caller of partial_fit
+            SingleClassTaskWarning, stacklevel=user_stacklevel(),
         )
 
     def _commit(self, updates):
