@@ -1,5 +1,5 @@
-"""Helpers every room uses and none owns: validation, docstrings, logging, progress,
-lazy imports, and where a warning points.
+"""Helpers every room uses and none owns (numpy and scikit-learn only, no JAX).
 
-numpy and scikit-learn only; nothing here imports JAX.
+Validation, docstrings, logging, progress, lazy imports, and where a
+warning points.
 """
