@@ -17,10 +17,11 @@ from .structures import curvature_spectrum
 __all__ = ["evidence_prior_precision", "laplace_log_evidence"]
 
 
-def _curvature_eigenvalues(state, alpha, layer_shapes):
-    """All the eigenvalues of λC⁺."""
-    return np.concatenate([values for _, values, _ in
-                           curvature_spectrum(state, alpha, layer_shapes)])
+def _curvature_eigenvalues(state, alpha, layer_shapes, spectrum=None):
+    """All the eigenvalues of λC⁺ (from ``spectrum`` when it is given)."""
+    if spectrum is None:
+        spectrum = curvature_spectrum(state, alpha, layer_shapes)
+    return np.concatenate([values for _, values, _ in spectrum])
 
 
 def laplace_log_evidence(state, alpha, theta, layer_shapes, prior_precision, nll=0.0):
@@ -63,7 +64,7 @@ def laplace_log_evidence(state, alpha, theta, layer_shapes, prior_precision, nll
                  - 0.5 * np.sum(np.log(values + delta)))
 
 
-def evidence_prior_precision(state, alpha, theta, layer_shapes):
+def evidence_prior_precision(state, alpha, theta, layer_shapes, spectrum=None):
     """The δ that maximises :func:`laplace_log_evidence`.
 
     Setting its derivative to zero gives MacKay's (1992) fixed point
@@ -81,6 +82,9 @@ def evidence_prior_precision(state, alpha, theta, layer_shapes):
     theta : array of shape (n_params,)
         θ*.
     layer_shapes : tuple of (fan_in, fan_out)
+    spectrum : list or None, default=None
+        ``curvature_spectrum(state, alpha, layer_shapes)``, when the caller
+        has it already (the predictive reuses it for Σ).
 
     Returns
     -------
@@ -89,7 +93,7 @@ def evidence_prior_precision(state, alpha, theta, layer_shapes):
     """
     from scipy.optimize import brentq
 
-    values = _curvature_eigenvalues(state, alpha, layer_shapes)
+    values = _curvature_eigenvalues(state, alpha, layer_shapes, spectrum)
     norm = float(np.sum(np.asarray(theta, np.float64) ** 2))
     positive = int(np.sum(values > 0))
     if norm == 0 or positive == 0:

@@ -46,9 +46,8 @@ from .structures import (
     DiagonalCurvature,
     FullCurvature,
     KroneckerCurvature,
-    check_block_fits,
     curvature_spectrum,
-    layer_slices,
+    dense_blocks,
 )
 
 __all__ = [
@@ -114,7 +113,7 @@ def _inverse_root(precision):
     return solve_triangular(L, np.eye(len(L)), lower=True).T
 
 
-def posterior_root(state, alpha, layer_shapes, prior_precision=None):
+def posterior_root(state, alpha, layer_shapes, prior_precision=None, spectrum=None):
     """Square roots of Σ = (λ (diag(prior) + C))⁻¹ in C's structure.
 
     With ``prior_precision`` δ, Σ = (λ C⁺ + δ I)⁻¹ instead: the stored
@@ -134,6 +133,9 @@ def posterior_root(state, alpha, layer_shapes, prior_precision=None):
         The network's dense layers.
     prior_precision : float > 0 or None, default=None
         δ; None keeps the stored prior.
+    spectrum : list or None, default=None
+        ``curvature_spectrum(state, alpha, layer_shapes)`` when the caller
+        has it already (it chose δ from it); only read with δ.
 
     Returns
     -------
@@ -146,7 +148,8 @@ def posterior_root(state, alpha, layer_shapes, prior_precision=None):
         delta = float(prior_precision)
         if curvature is None:
             return PosteriorRoot((), np.full(len(prior), 1.0 / np.sqrt(delta)))
-        spectrum = curvature_spectrum(state, alpha, layer_shapes)
+        if spectrum is None:
+            spectrum = curvature_spectrum(state, alpha, layer_shapes)
         if isinstance(curvature, DiagonalCurvature):
             return PosteriorRoot((), 1.0 / np.sqrt(spectrum[0][1] + delta))
         # S = V diag(1/√(e + δ)): S Sᵀ = (V diag(e) Vᵀ + δ I)⁻¹.
@@ -162,23 +165,14 @@ def posterior_root(state, alpha, layer_shapes, prior_precision=None):
                 "use curvature='ggn' for the Laplace predictive."
             )
         return PosteriorRoot((), np.sqrt(1.0 / precision))
-    if isinstance(curvature, FullCurvature):
-        n = len(prior)
-        check_block_fits(n)
-        matrix = np.asarray(curvature.matrix, np.float64)
-        precision = alpha * (np.diag(prior) + 0.5 * (matrix + matrix.T))
-        return PosteriorRoot((((0, n), _inverse_root(precision)),))
-    if isinstance(curvature, KroneckerCurvature):
-        blocks = []
-        for (A, G), (start, stop, _) in zip(curvature.factors, layer_slices(layer_shapes)):
-            check_block_fits(stop - start)
-            block = sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
-                        for A_t, G_t in zip(A, G))
-            block = 0.5 * (block + block.T)
-            precision = alpha * (np.diag(prior[start:stop]) + block)
-            blocks.append(((start, stop), _inverse_root(precision)))
-        return PosteriorRoot(tuple(blocks))
-    raise TypeError(f"No Laplace predictive for a curvature of type {type(curvature).__name__}.")
+    if not isinstance(curvature, (FullCurvature, KroneckerCurvature)):
+        raise TypeError(
+            f"No Laplace predictive for a curvature of type {type(curvature).__name__}.")
+    return PosteriorRoot(tuple(
+        ((start, stop),
+         _inverse_root(alpha * (np.diag(prior[start:stop]) + 0.5 * (block + block.T))))
+        for (start, stop), block in dense_blocks(curvature, layer_shapes)
+    ))
 
 
 @partial(jax.jit, static_argnames=("network", "n_outputs", "spans"))

@@ -23,6 +23,7 @@ __all__ = [
     "DiagonalCurvature",
     "check_block_fits",
     "curvature_spectrum",
+    "dense_blocks",
     "layer_slices",
     "split_coupling",
     "structure_nbytes",
@@ -320,21 +321,40 @@ def curvature_spectrum(state, alpha, layer_shapes):
     if isinstance(curvature, DiagonalCurvature):
         values = alpha * np.asarray(curvature.diagonal, np.float64)
         return [((0, len(values)), np.clip(values, 0.0, None), None)]
+    out = []
+    for span, block in dense_blocks(curvature, layer_shapes):
+        values, vectors = np.linalg.eigh(0.5 * alpha * (block + block.T))
+        out.append((span, np.clip(values, 0.0, None), vectors))
+    return out
+
+
+def dense_blocks(curvature, layer_shapes):
+    """A full or Kronecker curvature as its dense diagonal blocks, float64.
+
+    One block for ``FullCurvature``; one per layer for
+    ``KroneckerCurvature``, Σ_t A_t ⊗ G_t summed over the tasks (no single
+    Kronecker product once tasks are summed). Each block's size is checked
+    first (:func:`check_block_fits`); blocks are as stored, not symmetrised.
+
+    Parameters
+    ----------
+    curvature : FullCurvature or KroneckerCurvature
+    layer_shapes : tuple of (fan_in, fan_out)
+
+    Returns
+    -------
+    list of ((start, stop), ndarray of shape (stop - start, stop - start))
+    """
     if isinstance(curvature, FullCurvature):
         matrix = np.asarray(curvature.matrix, np.float64)
         check_block_fits(len(matrix))
-        blocks = [((0, len(matrix)), matrix)]
-    elif isinstance(curvature, KroneckerCurvature):
+        return [((0, len(matrix)), matrix)]
+    if isinstance(curvature, KroneckerCurvature):
         blocks = []
         for (A, G), (start, stop, _) in zip(curvature.factors, layer_slices(layer_shapes)):
             check_block_fits(stop - start)
             blocks.append(((start, stop),
                            sum(np.kron(np.asarray(A_t, np.float64), np.asarray(G_t, np.float64))
                                for A_t, G_t in zip(A, G))))
-    else:
-        raise TypeError(f"No evidence for a curvature of type {type(curvature).__name__}.")
-    out = []
-    for span, block in blocks:
-        values, vectors = np.linalg.eigh(0.5 * alpha * (block + block.T))
-        out.append((span, np.clip(values, 0.0, None), vectors))
-    return out
+        return blocks
+    raise TypeError(f"No dense blocks for a curvature of type {type(curvature).__name__}.")

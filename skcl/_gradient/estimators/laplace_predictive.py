@@ -15,6 +15,7 @@ from ..._utils.validation import Interval, StrOptions, positive_int
 from .. import keys, likelihoods
 from ..consolidation.evidence import evidence_prior_precision
 from ..consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
+from ..consolidation.structures import curvature_spectrum
 
 __all__ = ["LaplacePredictive", "fill_predictive"]
 
@@ -92,25 +93,23 @@ class LaplacePredictive:
         return self._posterior_root().covariance(self.network_.n_params)
 
     def _posterior_root(self):
-        return posterior_root(self.consolidation_, float(self.alpha),
-                              self.network_.layer_shapes,
-                              prior_precision=self._predictive_prior_precision())
-
-    def _predictive_prior_precision(self):
-        """δ of ``predictive_prior_precision``, or None for the stored prior."""
+        state, alpha, shapes = self.consolidation_, float(self.alpha), self.network_.layer_shapes
         delta = self.predictive_prior_precision
         if delta == "stored":
-            return None
+            return posterior_root(state, alpha, shapes)
         if getattr(self, "curvature", "ggn") == "hessian" and self.hidden_layer_sizes:
             raise ValueError(
                 "predictive_prior_precision other than 'stored' needs a positive "
                 "semi-definite curvature, and the exact Hessian of a network with hidden "
                 "layers can be indefinite: use curvature='ggn'.")
+        # One eigendecomposition of λC serves both the evidence's δ and Σ.
+        spectrum = (None if state.curvature is None
+                    else curvature_spectrum(state, alpha, shapes))
         if delta == "evidence":
-            return evidence_prior_precision(self.consolidation_, float(self.alpha),
-                                            np.asarray(self.theta_),
-                                            self.network_.layer_shapes)
-        return float(delta)
+            delta = evidence_prior_precision(state, alpha, np.asarray(self.theta_), shapes,
+                                             spectrum)
+        return posterior_root(state, alpha, shapes, prior_precision=float(delta),
+                              spectrum=spectrum)
 
     def _predictive_log_proba(self, X):
         check_is_fitted(self)
