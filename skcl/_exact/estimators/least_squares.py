@@ -200,16 +200,15 @@ class LeastSquaresClassifier(ExactClassifier):
         ndarray of shape (n_samples,) with two classes (positive means
         ``classes_[1]``), else (n_samples, n_classes)
         """
-        X = self._check_X(X)
+        scores = self._scores(self._check_X(X))
         if self.probabilities == "discriminant":
-            log_proba = self._discriminant_log_proba(X)
+            log_proba = self._discriminant_log_proba(scores)
             if len(self.classes_) == 2:
                 # −inf − (−inf) where neither class has rows cannot happen:
                 # a fitted estimator has rows of at least one.
                 with np.errstate(invalid="ignore"):
                     return log_proba[:, 1] - log_proba[:, 0]
             return log_proba
-        scores = self._scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def _class_moments(self):
@@ -218,10 +217,10 @@ class LeastSquaresClassifier(ExactClassifier):
         labels = np.array([key[1] for key in by_class.keys], dtype=self.classes_.dtype)
         return by_class, labels
 
-    def _discriminant_log_proba(self, X):
+    def _discriminant_log_proba(self, scores):
+        """log p(c | s) of the scores' discriminant, for scores of shape (n_samples, n_targets)."""
         by_class, labels = self._class_moments()
-        joint = ridge_score_log_likelihoods(by_class, self.coef_.T, self.intercept_,
-                                            self._scores(X))
+        joint = ridge_score_log_likelihoods(by_class, self.coef_.T, self.intercept_, scores)
         return class_log_proba(joint, labels, self.classes_)
 
     def _temperature(self):
@@ -245,15 +244,15 @@ class LeastSquaresClassifier(ExactClassifier):
         ndarray of shape (n_samples, n_classes)
             −inf for a declared class with no rows yet.
         """
-        X = self._check_X(X)
+        scores = self._scores(self._check_X(X))
         if self.probabilities == "discriminant":
-            return self._discriminant_log_proba(X)
+            return self._discriminant_log_proba(scores)
         if len(self.classes_) == 1:
-            return np.zeros((len(X), 1))
+            return np.zeros((len(scores), 1))
         if self.probabilities == "ranked":
-            first = np.argmax(score_logits(self._scores(X)), axis=1)  # the ridge's predict
-            return rank_first(self._discriminant_log_proba(X), first)
-        return log_normalise(self._temperature() * score_logits(self._scores(X)))
+            first = np.argmax(score_logits(scores), axis=1)  # the ridge's predict
+            return rank_first(self._discriminant_log_proba(scores), first)
+        return log_normalise(self._temperature() * score_logits(scores))
 
     def predict_proba(self, X):
         """p(c | x), from a Gaussian model of the ridge scores.
