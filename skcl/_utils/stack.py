@@ -14,12 +14,12 @@ import sklearn
 
 __all__ = ["user_stacklevel"]
 
-# Frames in these files are skcl's, scikit-learn's or their decorators'.
-_INTERNAL = tuple(
-    os.path.dirname(os.path.abspath(path)) + os.sep if path.endswith("__init__.py")
-    else os.path.abspath(path)
-    for path in (os.path.join(os.path.dirname(os.path.dirname(__file__)), "__init__.py"),
-                 sklearn.__file__, contextlib.__file__, functools.__file__)
+# Frames in these folders and files are skcl's, scikit-learn's or their decorators'.
+_INTERNAL = (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,  # skcl/
+    os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep,
+    os.path.abspath(contextlib.__file__),
+    os.path.abspath(functools.__file__),
 )
 
 
