@@ -330,16 +330,19 @@ def _reproduce(args):
     if figure:
         extra_columns = [c for c in rp.columns_for("ci-split-2d-iris", args.model)
                          if c not in columns]
-    bar = _progress_bar(args, len(methods) * (len(columns) + len(extra_columns)) * args.seeds,
-                        unit="method" if args.seeds == 1 else "run")
+    n_runs = sum(len(rp.methods_for(seq, methods)) for seq, _ in [*columns, *extra_columns])
+    bar = _progress_bar(args, n_runs * args.seeds, unit="method" if args.seeds == 1 else "run")
     with _progress_shown(args, bar):
         return _run(args, rp, methods, figure, extra_columns)
 
 
 def _check_arguments(args, rp):
-    """The methods and the columns the arguments name; raises UserError."""
+    """The methods (None: each column's own) and the columns the arguments name.
+
+    Raises UserError.
+    """
     try:
-        methods = rp.select_methods(args.methods)
+        methods = rp.select_methods(args.methods) if args.methods else None
     except ValueError as exc:
         raise UserError(str(exc)) from None
     columns = rp.columns_for(args.sequence, args.model)
