@@ -116,12 +116,15 @@ def _parser():
         "sequence",
         choices=sorted(SEQUENCES) + sorted(GROUPS),
         help="task sequence; 'classical' is Table I(a) (Iris and Wine, SR and FCNN), "
-             "'images' Table I(b), 'mnist' its CI and DI Split MNIST columns",
+             "'images' Table I(b), 'mnist' its CI and DI Split MNIST columns, "
+             "'mnist-pixels' the exact family against RanDumb on Split MNIST's pixels",
     )
     rep.add_argument("--model", choices=["sr", "fcnn", "both"], default="both",
                      help="softmax regression, the paper's FCNN, or both (default)")
     rep.add_argument("--methods", nargs="+", metavar="METHOD",
-                     help=f"subset of {[m.key for m in METHODS]} (default: all)")
+                     help=f"subset of {[m.key for m in METHODS]} (default: every method "
+                          "but rf-gaussian; on mnist-pixels the exact family, RanDumb and "
+                          "scikit-learn's baselines)")
     rep.add_argument("--output", default="results", metavar="DIR",
                      help="folder for the results, created if missing (default: ./results)")
     rep.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
