@@ -1,17 +1,24 @@
 """The tables' random-feature rows: RanDumb's joint bound and least squares on RandomFeatures."""
 
+import dataclasses
+
 import numpy as np
+import pytest
 from sklearn.covariance import OAS
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.pipeline import make_pipeline as sk_make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skcl import LeastSquaresClassifier
+from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl.datasets import load_ci_split_wine
 from skcl.feature_extraction import RandomFeatures
-from skcl.reproduce import SEQUENCES, select_methods
-from skcl.reproduce._at_scale import RandomFeaturesLeastSquares, RanDumbJoint
+from skcl.reproduce import SEQUENCES, columns_for, methods_for, run_column, select_methods
+from skcl.reproduce._at_scale import (
+    RandomFeaturesGaussian,
+    RandomFeaturesLeastSquares,
+    RanDumbJoint,
+)
 
 
 def test_randumb_joint_is_sklearns_model_fit_on_everything_seen():
@@ -71,3 +78,76 @@ def test_every_method_of_the_tables_gives_probabilities():
     for method in select_methods():
         estimator = method.resolve()(**method.params)
         assert hasattr(estimator, "predict_proba"), method.name
+
+
+def test_random_features_gaussian_without_a_scaler_is_the_plain_pipeline():
+    data = load_ci_split_wine()
+    model = RandomFeaturesGaussian(300, standardize=False, random_state=0, backend="numpy")
+    features = RandomFeatures(300, backend="numpy", random_state=0).fit(data.train[0][0])
+    head = GaussianDiscriminantClassifier(random_state=0, backend="numpy")
+    for X, y in data.train:
+        model.partial_fit(X, y, classes=data.classes)
+        head.partial_fit(features.transform(X), y, classes=data.classes)
+    X_test = np.vstack([X for X, _ in data.test])
+    np.testing.assert_allclose(model.predict_proba(X_test),
+                               head.predict_proba(features.transform(X_test)),
+                               rtol=1e-10, atol=1e-12)
+    assert len(model.pipeline_.steps) == 2  # no StandardScaler
+
+
+def test_randumb_without_a_scaler_is_randumbs_code_path():
+    data = load_ci_split_wine()
+    model = RanDumbJoint(300, standardize=False, random_state=0)
+    for X, y in data.train:
+        model.partial_fit(X, y, classes=data.classes)
+    joint = sk_make_pipeline(
+        RBFSampler(gamma="scale", n_components=300, random_state=0),
+        LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()),
+    ).fit(np.vstack([X for X, _ in data.train]), np.concatenate([y for _, y in data.train]))
+    X_test = np.vstack([X for X, _ in data.test])
+    np.testing.assert_allclose(model.predict_proba(X_test), joint.predict_proba(X_test))
+
+
+def test_pixel_columns_run_the_exact_family_beside_randumb_by_default():
+    rows = {m.name for m in methods_for("ci-split-mnist-pixels")}
+    assert rows == {"Exact Gaussian", "Exact least squares", "RF least squares", "RF Gaussian",
+                    "RanDumb", "GaussianNB", "SGD log loss"}
+    # Elsewhere the default rows are as before: RF Gaussian only where named.
+    assert "RF Gaussian" not in {m.name for m in methods_for("ci-split-iris")}
+    assert [m.name for m in methods_for("ci-split-iris", select_methods(["aqc"]))] == ["AQC"]
+    assert columns_for("mnist-pixels") == [("ci-split-mnist-pixels", "sr"),
+                                           ("di-split-mnist-pixels", "sr")]
+    for key in ("ci-split-mnist-pixels", "di-split-mnist-pixels"):
+        settings = SEQUENCES[key].method_settings
+        assert all(settings[name] == {"standardize": False}
+                   for name in ("RF least squares", "RF Gaussian", "RanDumb"))
+
+
+@pytest.mark.slow
+def test_pixel_column_on_real_mnist(shared_data_dir, monkeypatch):
+    """The CI pixel column end to end on 300 real images per task, M = 300:
+    every row learns the pixels / 255, the exact family at its defaults
+    beside RanDumb's code path at the same M."""
+    seq = SEQUENCES["ci-split-mnist-pixels"]
+    data = seq.loader(shared_data_dir)
+    X, y = data.train[0]
+    assert X.shape[1] == 784 and X.dtype == np.float32 and 0 <= X.min() < X.max() <= 1
+
+    def small(root=None, *, download=False):
+        full = seq.loader(root, download=download)
+        for split in ("train", "validation", "test"):
+            full[split] = [(X[:300], y[:300]) for X, y in full[split]]
+        return full
+
+    sized = {name: {**value, "n_components": 300} for name, value in seq.method_settings.items()}
+    monkeypatch.setitem(SEQUENCES, "ci-split-mnist-pixels",
+                        dataclasses.replace(seq, loader=small, method_settings=sized))
+    rows, models = run_column("ci-split-mnist-pixels", "sr", root=shared_data_dir)
+    test = {row["method"]: row["test"] for row in rows}
+    assert set(test) == {m.name for m in methods_for("ci-split-mnist-pixels")}
+    assert models["RanDumb"].n_components == models["RF Gaussian"].n_components == 300
+    # Class-incremental over ten digits from 1,500 images: SGD forgets
+    # (about 20 %), these keep every task (78–82 % on this machine).
+    for name in ("Exact Gaussian", "RF least squares", "RF Gaussian", "RanDumb"):
+        assert test[name] > 70, (name, test[name])
+    assert test["SGD log loss"] < 40

@@ -1,16 +1,19 @@
-"""Two rows of the tables at the anchors' scale: random features before a closed form.
+"""The tables' rows at the anchors' scale: random features before a closed form.
 
-:class:`RandomFeaturesLeastSquares` is skcl's recipe, RanPAC's head on the
-inputs: ``StandardScaler`` (fitted on the first task) →
-:class:`~skcl.feature_extraction.RandomFeatures` (M random ReLU features)
-→ :class:`~skcl.LeastSquaresClassifier`, learned task by task with
-nothing approximated. :class:`RanDumbJoint` is RanDumb's (Prabhu et al.,
-NeurIPS 2024) with scikit-learn's parts, ``StandardScaler`` →
-``RBFSampler`` (random Fourier features) → ``LinearDiscriminantAnalysis``
-(``solver="lsqr"``, covariance by OAS), *refitted on every row seen so
-far* after each task: that model's joint bound, which RanDumb's streaming
-update reaches exactly (its statistics are sums) and no continual learner
-of that model can beat.
+:class:`RandomFeaturesLeastSquares` and :class:`RandomFeaturesGaussian`
+are skcl's recipe, RanPAC's and RanDumb's heads on the inputs:
+:class:`~skcl.feature_extraction.RandomFeatures` (M random features)
+→ :class:`~skcl.LeastSquaresClassifier` or
+:class:`~skcl.GaussianDiscriminantClassifier`, learned task by task with
+nothing approximated; on tabular inputs of mixed units a
+``StandardScaler`` fitted on the first task comes first
+(``standardize=True``), on pixels nothing does. :class:`RanDumbJoint` is
+RanDumb's code path (Prabhu et al., NeurIPS 2024) with scikit-learn's
+parts, ``RBFSampler(gamma="scale")`` (random Fourier features) →
+``LinearDiscriminantAnalysis`` (``solver="lsqr"``, covariance by OAS),
+*refitted on every row seen so far* after each task: that model's joint
+bound, which RanDumb's streaming update reaches exactly (its statistics
+are sums) and no continual learner of that model can beat.
 """
 
 import numpy as np
@@ -22,16 +25,21 @@ from sklearn.pipeline import make_pipeline as sk_make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["RanDumbJoint", "RandomFeaturesLeastSquares"]
+__all__ = ["RanDumbJoint", "RandomFeaturesGaussian", "RandomFeaturesLeastSquares"]
 
 
-class RandomFeaturesLeastSquares(ClassifierMixin, BaseEstimator):
-    """StandardScaler → RandomFeatures(M) → LeastSquaresClassifier, by ``partial_fit``.
+class _RandomFeaturesExact(ClassifierMixin, BaseEstimator):
+    """[StandardScaler →] RandomFeatures(M) → an exact classifier, by ``partial_fit``.
 
     Parameters
     ----------
     n_components : int, default=2000
         M, RandomFeatures' default.
+    standardize : bool, default=True
+        Put a ``StandardScaler``, fitted on the first task and then frozen,
+        before the features: for tabular inputs whose columns have
+        different units. Pixels share one unit and need none
+        (RandomFeatures' own scale is one scalar of the data's spread).
     random_state : int or None, default=None
         Draws W and b (and the held-out hash, if any).
     backend : {"auto", "numpy", "jax"}, default="auto"
@@ -43,13 +51,19 @@ class RandomFeaturesLeastSquares(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
     """
 
-    def __init__(self, n_components=2000, *, random_state=None, backend="auto"):
+    def __init__(self, n_components=2000, *, standardize=True, random_state=None,
+                 backend="auto"):
         self.n_components = n_components
+        self.standardize = standardize
         self.random_state = random_state
         self.backend = backend
 
+    def _head(self):
+        """The exact classifier on the features."""
+        raise NotImplementedError
+
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Learn one task (the scaler is fitted on the first task only).
+        """Learn one task (a scaler, if any, is fitted on the first task only).
 
         Parameters
         ----------
@@ -67,11 +81,12 @@ class RandomFeaturesLeastSquares(ClassifierMixin, BaseEstimator):
         from ..pipeline import make_pipeline
 
         if not hasattr(self, "pipeline_"):
+            steps = [StandardScaler()] if self.standardize else []
             self.pipeline_ = make_pipeline(
-                StandardScaler(),
+                *steps,
                 RandomFeatures(self.n_components, backend=self.backend,
                                random_state=self.random_state),
-                _least_squares(self.random_state, self.backend),
+                self._head(),
             )
         params = {} if sample_weight is None else {"sample_weight": sample_weight}
         self.pipeline_.partial_fit(X, y, classes=classes, **params)
@@ -93,24 +108,40 @@ class RandomFeaturesLeastSquares(ClassifierMixin, BaseEstimator):
         return self.pipeline_.predict(X)
 
     def predict_proba(self, X):
-        """Least squares' probabilities (:meth:`skcl.LeastSquaresClassifier.predict_proba`)."""
+        """The head's probabilities, a column per declared class."""
         check_is_fitted(self)
         return self.pipeline_.predict_proba(X)
 
 
-def _least_squares(random_state, backend):
-    from .. import LeastSquaresClassifier
+class RandomFeaturesLeastSquares(_RandomFeaturesExact):
+    __doc__ = _RandomFeaturesExact.__doc__.replace(
+        "an exact classifier", "LeastSquaresClassifier (RanPAC's head)", 1)
 
-    return LeastSquaresClassifier(random_state=random_state, backend=backend)
+    def _head(self):
+        from .. import LeastSquaresClassifier
+
+        return LeastSquaresClassifier(random_state=self.random_state, backend=self.backend)
+
+
+class RandomFeaturesGaussian(_RandomFeaturesExact):
+    __doc__ = _RandomFeaturesExact.__doc__.replace(
+        "an exact classifier", "GaussianDiscriminantClassifier (RanDumb's head)", 1)
+
+    def _head(self):
+        from .. import GaussianDiscriminantClassifier
+
+        return GaussianDiscriminantClassifier(random_state=self.random_state,
+                                              backend=self.backend)
 
 
 class RanDumbJoint(ClassifierMixin, BaseEstimator):
     """RanDumb's model refitted on all rows seen so far: its joint bound.
 
-    ``StandardScaler`` → ``RBFSampler(gamma="scale", n_components=M)`` →
+    [``StandardScaler`` →] ``RBFSampler(gamma="scale", n_components=M)`` →
     ``LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS())``,
-    all scikit-learn's. RanDumb streams the same model's sums (class means
-    and a shared covariance shrunk by OAS) one sample at a time; refitting
+    all scikit-learn's, as RanDumb's ``src/main.py`` runs them. RanDumb
+    streams the same model's sums (class means and a shared covariance
+    shrunk by OAS) one sample at a time; refitting
     on everything seen gives what that stream ends with, so this row is the
     ceiling of the recipe, not a continual learner.
 
@@ -118,6 +149,12 @@ class RanDumbJoint(ClassifierMixin, BaseEstimator):
     ----------
     n_components : int, default=2000
         M (RanDumb: 10,000 to 25,000; skcl's RandomFeatures default here).
+    standardize : bool, default=True
+        Standardise each input column on the rows seen (tabular inputs of
+        mixed units). RanDumb's own scripts instead normalise images by
+        one scalar, ``(x/255 - 0.1307)/0.3081`` on MNIST, which
+        ``gamma="scale"`` absorbs but for the random phases: on pixels
+        ``standardize=False`` is RanDumb's code path.
     random_state : int or None, default=None
         Draws the Fourier features.
 
@@ -128,8 +165,9 @@ class RanDumbJoint(ClassifierMixin, BaseEstimator):
     classes_ : ndarray of shape (n_classes,)
     """
 
-    def __init__(self, n_components=2000, *, random_state=None):
+    def __init__(self, n_components=2000, *, standardize=True, random_state=None):
         self.n_components = n_components
+        self.standardize = standardize
         self.random_state = random_state
 
     def partial_fit(self, X, y, classes=None):
@@ -154,7 +192,7 @@ class RanDumbJoint(ClassifierMixin, BaseEstimator):
             self._X, self._y = X[:0], y[:0]
         self._X, self._y = np.vstack([self._X, X]), np.concatenate([self._y, y])
         model = sk_make_pipeline(
-            StandardScaler(),
+            *([StandardScaler()] if self.standardize else []),
             RBFSampler(gamma="scale", n_components=self.n_components,
                        random_state=self.random_state),
             LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()),

@@ -40,6 +40,9 @@ class Method:
         A row of Table I, or a baseline the paper does not have: skcl's
         exact family, or scikit-learn's incremental estimators (learned by
         ``partial_fit`` with no search). The table marks the last two.
+    default : bool
+        Whether a column runs it when no methods are named (a sequence's
+        ``default_methods`` may still name it).
 
     Examples
     --------
@@ -60,6 +63,7 @@ class Method:
     reference: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
     origin: str = "paper"
+    default: bool = True
 
     @property
     def key(self):
@@ -138,13 +142,15 @@ METHODS = (
     # partial_fit, at their defaults.
     Method("Exact Gaussian", "GaussianDiscriminantClassifier", origin="skcl"),
     Method("Exact least squares", "LeastSquaresClassifier", origin="skcl"),
-    # Least squares on RandomFeatures' 2,000 random ReLU features of the
-    # standardised inputs (RanPAC's head, M at skcl's default), and
+    # Least squares and the Gaussian on RandomFeatures' 2,000 random
+    # features (RanPAC's and RanDumb's heads, M at skcl's default), and
     # RanDumb's model (random Fourier features, LDA with OAS shrinkage)
     # refitted on all the data seen: that model's joint bound (RanDumb's own
     # streaming update ends there).
     Method("RF least squares", "skcl.reproduce._at_scale:RandomFeaturesLeastSquares",
            origin="skcl"),
+    Method("RF Gaussian", "skcl.reproduce._at_scale:RandomFeaturesGaussian", origin="skcl",
+           default=False),
     Method("RanDumb", "skcl.reproduce._at_scale:RanDumbJoint", origin="scikit-learn"),
     Method("GaussianNB", "sklearn.naive_bayes:GaussianNB", origin="scikit-learn"),
     Method("SGD log loss", "sklearn.linear_model:SGDClassifier", params={"loss": "log_loss"},
@@ -159,7 +165,8 @@ def select_methods(names=None):
     ----------
     names : list of str or None
         Keys such as ``"aqc"`` or ``"exact-gaussian"`` (``Method.key``;
-        ``skcl reproduce --methods`` takes the same), or None for all.
+        ``skcl reproduce --methods`` takes the same), or None for every
+        method run by default (``Method.default``).
 
     Returns
     -------
@@ -177,7 +184,7 @@ def select_methods(names=None):
     ['AQC', 'Exact Gaussian']
     """
     if not names:
-        return list(METHODS)
+        return [m for m in METHODS if m.default]
     by_key = {m.key: m for m in METHODS}
     aliases = {"ft": "fine-tuning", "finetuning": "fine-tuning", "gvcl": "g-vcl",
                "gmvcl": "gm-vcl", "gsfsvi": "g-sfsvi"}

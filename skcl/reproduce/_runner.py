@@ -20,8 +20,14 @@ from ..exceptions import SingleClassTaskWarning
 from ..pipeline import make_pipeline
 from ._extractors import _say, pretrained_extractor, transform_tasks
 from ._method import _run_method
-from ._registry import METHODS
-from ._sequences import PRETRAINING, SEQUENCES, column_label, columns_for, pretraining_tasks
+from ._sequences import (
+    PRETRAINING,
+    SEQUENCES,
+    column_label,
+    columns_for,
+    methods_for,
+    pretraining_tasks,
+)
 from ._tables import _fmt, _reached, summarize
 
 __all__ = ["PROTOCOLS", "reproduce", "run_column"]
@@ -40,7 +46,8 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
         Softmax regression or the paper's FCNN for that sequence (image
         sequences: "sr", one dense layer on the extracted features).
     methods : list of Method, default=None
-        Default: all of :data:`METHODS`.
+        Default: the sequence's (:func:`methods_for`), every method of
+        :data:`METHODS` run by default unless the sequence names its own.
     n_jobs : int, default=None
         Parallel candidates of each grid search.
     random_state : int, default=0
@@ -122,7 +129,7 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
                           pretraining=pretraining, extractor=extractor,
                           random_state=random_state, log=log)
     rows, models = [], {}
-    for method in methods or METHODS:
+    for method in methods_for(sequence, methods):
         method_rows, best = _run_seeds(column, method, seeds, n_jobs=n_jobs, verbose=verbose,
                                        protocol=protocol, log=log)
         if best is not None and method.name not in models:  # the first seed's

@@ -10,8 +10,10 @@ why the loaders are imported when first called, not with this module).
 
 from dataclasses import dataclass, field
 
+from ._registry import select_methods
+
 __all__ = ["GROUPS", "MODELS", "PRETRAINING", "Pretraining", "SEQUENCES", "TaskSequence",
-           "column_label", "columns_for", "pretraining_tasks"]
+           "column_label", "columns_for", "methods_for", "pretraining_tasks"]
 
 
 def _dataset(name):
@@ -116,6 +118,11 @@ class TaskSequence:
         Method name → grid entries added to the method's own grid for this
         sequence only (searched on validation like λ), e.g. AQC's
         ``curvature_reduction`` where the paper's AQC is not defined.
+    default_methods : tuple of str or None
+        Keys of the methods its column runs when none are named (None:
+        every method run by default), e.g. the exact family and RanDumb
+        on Split MNIST's pixels, where the paper's methods would learn a
+        7,850-parameter softmax regression for each λ.
 
     Examples
     --------
@@ -137,6 +144,7 @@ class TaskSequence:
     reads_files: bool = False
     method_settings: dict = field(default_factory=dict)
     method_grids: dict = field(default_factory=dict)
+    default_methods: tuple = None
 
     @property
     def models(self):
@@ -211,6 +219,30 @@ def _mlp(key, label, loader):
                         method_settings=_KFAC, method_grids=_KFAC_GRID)
 
 
+#: The anchor's rows on raw pixels: the exact family alone and on
+#: RandomFeatures (M = 2,000, its default), RanDumb's code path at the same
+#: M, and scikit-learn's incremental baselines. Pixels share one unit:
+#: no per-feature scaler fitted on a first task of two digits.
+_PIXEL_METHODS = ("exact-gaussian", "exact-least-squares", "rf-least-squares", "rf-gaussian",
+                  "randumb", "gaussiannb", "sgd-log-loss")
+_UNSCALED = {"RF least squares": {"standardize": False}, "RF Gaussian": {"standardize": False},
+             "RanDumb": {"standardize": False}}
+
+
+def _pixel_column(key, label, loader):
+    """Split MNIST's pixels / 255 with no extractor: the exact family against RanDumb.
+
+    RanDumb (Prabhu et al., 2024) learns Split MNIST from its pixels with
+    random Fourier features and a streaming LDA; here skcl's exact family
+    at its defaults and RanDumb's code path run side by side on the same
+    rows. Other methods run when named (``--methods``), as softmax
+    regression on the 784 pixels with the paper's Split MNIST settings.
+    """
+    return TaskSequence(key, label, _pixels(loader), 0.01, batch_size=64, n_epochs=20,
+                        only_models=("sr",), reads_files=True, method_settings=_UNSCALED,
+                        default_methods=_PIXEL_METHODS)
+
+
 def _image(key, label, loader, learning_rate, pretraining):
     return TaskSequence(key, label, loader, learning_rate, batch_size=64, n_epochs=20,
                         pretraining=pretraining)
@@ -251,14 +283,20 @@ SEQUENCES = {
         # Not in the paper: an MLP on the pixels, past the full Hessian's reach.
         _mlp("ci-split-mnist-mlp", "CI MNIST MLP", _dataset("load_ci_split_mnist")),
         _mlp("di-split-mnist-mlp", "DI MNIST MLP", _dataset("load_di_split_mnist")),
+        # Not in the paper: RanDumb's setting, the exact family on the pixels.
+        _pixel_column("ci-split-mnist-pixels", "CI MNIST pixels",
+                      _dataset("load_ci_split_mnist")),
+        _pixel_column("di-split-mnist-pixels", "DI MNIST pixels",
+                      _dataset("load_di_split_mnist")),
     ]
 }
 
 MODELS = ("sr", "fcnn")
 
 #: Named groups of (sequence, model) columns. "classical" is Table I(a),
-#: "images" Table I(b); "mnist-mlp" an MLP on Split MNIST's pixels (not in
-#: the paper).
+#: "images" Table I(b); "mnist-mlp" an MLP on Split MNIST's pixels and
+#: "mnist-pixels" the exact family against RanDumb on them (not in the
+#: paper).
 GROUPS = {
     "classical": [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),
                   ("ci-split-wine", "sr"), ("ci-split-wine", "fcnn")],
@@ -267,6 +305,7 @@ GROUPS = {
     "images": [(key, "sr") for key in ("ci-split-mnist", "ci-split-cifar10", "ci-split-ham8",
                                        "di-split-mnist", "di-split-cifar8", "di-split-ham6")],
     "mnist-mlp": [("ci-split-mnist-mlp", "fcnn"), ("di-split-mnist-mlp", "fcnn")],
+    "mnist-pixels": [("ci-split-mnist-pixels", "sr"), ("di-split-mnist-pixels", "sr")],
 }
 
 
@@ -349,3 +388,29 @@ def pretraining_tasks(sequence, columns, pretraining=None):
             f"{sorted({o for seq, _ in columns for o in SEQUENCES[seq].pretraining})}."
         )
     return keys
+
+
+def methods_for(sequence, methods=None):
+    """The methods a column of ``sequence`` runs: ``methods``, or the sequence's defaults.
+
+    Parameters
+    ----------
+    sequence : str
+        A key of :data:`SEQUENCES`.
+    methods : list of Method, default=None
+        The methods asked for; None takes the sequence's
+        ``default_methods``, or every method run by default.
+
+    Returns
+    -------
+    list of Method
+
+    Examples
+    --------
+    >>> from skcl.reproduce import methods_for
+    >>> [m.name for m in methods_for("ci-split-mnist-pixels")][:4]
+    ['Exact Gaussian', 'Exact least squares', 'RF least squares', 'RF Gaussian']
+    """
+    if methods:
+        return list(methods)
+    return select_methods(SEQUENCES[sequence].default_methods)

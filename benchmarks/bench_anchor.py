@@ -1,0 +1,206 @@
+"""The exact family against RanDumb on CI Split MNIST's pixels: accuracy, time, memory, floor.
+
+The anchor side by side, each configuration in a fresh process (its peak
+resident memory is the process's own), on all 60,000 MNIST training images
+(``load_ci_split_mnist``'s training and validation rows, five tasks of two
+digits) and the 10,000 test images:
+
+* ``skcl Gaussian`` / ``skcl least squares``: pixels / 255 →
+  ``RandomFeatures(M, random_state=0)`` → the exact classifier, every
+  setting at its default, learned task by task with ``partial_fit``; the
+  solve runs once, at the first prediction. ``time`` is the whole fit:
+  the features, the five updates, the solve and the predictions of the
+  test tasks.
+* ``RanDumb``: RanDumb's code path (``src/main.py``): the pixels
+  normalised by one scalar, ``(x/255 - 0.1307)/0.3081``, →
+  ``RBFSampler(gamma="scale", n_components=M)`` →
+  ``LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS())``
+  fitted once on all training rows (what its streaming update ends with),
+  then the test predictions.
+* ``floor``: measured in the same process after each skcl fit, on the same
+  machine and threads: one product ΦᵀΦ of the 60,000 × M features in the
+  update's precision (float64 on the CPU) plus one Cholesky of an M × M
+  positive definite matrix. ``× floor`` is the fit's time over it.
+
+FAA is the mean of the five test tasks' accuracies (skcl's
+``final_average_accuracy``). ``--backend jax`` runs the features, the
+updates and the solve through JAX on its default device (a GPU where
+there is one), and measures the floor there (JAX's product and Cholesky,
+in float32 and float64).
+
+Run::
+
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/bench_anchor.py \\
+        --components 2000 5000 10000
+    SKCL_DATA_DIR=... PYTHONPATH=. python benchmarks/bench_anchor.py --components 25000 \\
+        --backend jax --models gaussian least-squares
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+MODELS = ("gaussian", "least-squares", "randumb")
+
+
+def _tasks(data_dir):
+    """Five CI Split MNIST tasks of all 60,000 training images, and the test tasks (uint8 rows)."""
+    from skcl.datasets import load_ci_split_mnist
+
+    data = load_ci_split_mnist(data_dir)
+
+    def flat(X):
+        return X.reshape(len(X), -1)
+
+    train = [(np.vstack([flat(X), flat(Xv)]), np.concatenate([y, yv]))
+             for (X, y), (Xv, yv) in zip(data.train, data.validation)]
+    test = [(flat(X), y) for X, y in data.test]
+    return train, test, data.classes
+
+
+def _faa(predict, test):
+    return 100 * float(np.mean([np.mean(predict(X) == y) for X, y in test]))
+
+
+def _floor(n, m, backend):
+    """Seconds of ΦᵀΦ (n × m, the update's precision) plus a Cholesky of m × m, here."""
+    rng = np.random.default_rng(0)
+    phi = rng.standard_normal((n, m), dtype=np.float32)
+    if backend == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        out = {}
+        for name, dtype in (("float32", jnp.float32), ("float64", jnp.float64)):
+            with jax.enable_x64(dtype == jnp.float64):
+                P = jax.device_put(phi.astype(dtype))
+                gram = jax.jit(lambda A: A.T @ A)
+                chol = jax.jit(jnp.linalg.cholesky)
+                G = gram(P).block_until_ready()  # compiled and warm
+                G = G + n * jnp.eye(m, dtype=dtype)
+                chol(G).block_until_ready()
+                tic = time.perf_counter()
+                gram(P).block_until_ready()
+                product = time.perf_counter() - tic
+                tic = time.perf_counter()
+                chol(G).block_until_ready()
+                out[name] = (product, time.perf_counter() - tic)
+                del P, G
+        return out
+    P = phi.astype(np.float64)
+    del phi
+    tic = time.perf_counter()
+    G = P.T @ P
+    product = time.perf_counter() - tic
+    del P
+    G[np.diag_indices(m)] += n
+    tic = time.perf_counter()
+    np.linalg.cholesky(G)
+    return {"float64": (product, time.perf_counter() - tic)}
+
+
+def run_one(model, m, data_dir, backend):
+    """One configuration in this process: a dict of its figures."""
+    train, test, classes = _tasks(data_dir)
+    n = sum(len(y) for _, y in train)
+    result = {"model": model, "M": m, "backend": backend, "rows": n}
+    if model == "randumb":
+        from sklearn.covariance import OAS
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+        from sklearn.kernel_approximation import RBFSampler
+        from sklearn.pipeline import make_pipeline
+
+        def normalise(X):  # RanDumb's feats/get_feats.py for MNIST
+            return (X.astype(np.float32) / 255 - 0.1307) / 0.3081
+
+        tic = time.perf_counter()
+        pipe = make_pipeline(
+            RBFSampler(gamma="scale", n_components=m, random_state=0),
+            LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()),
+        ).fit(normalise(np.vstack([X for X, _ in train])), np.concatenate([y for _, y in train]))
+        result["accuracy"] = _faa(lambda X: pipe.predict(normalise(X)), test)
+        result["time_s"] = time.perf_counter() - tic
+    else:
+        from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
+        from skcl.feature_extraction import RandomFeatures
+        from skcl.pipeline import make_pipeline
+
+        head = (GaussianDiscriminantClassifier if model == "gaussian"
+                else LeastSquaresClassifier)(backend=backend)
+        pipe = make_pipeline(RandomFeatures(m, random_state=0, backend=backend), head)
+        tic = time.perf_counter()
+        for X, y in train:
+            pipe.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
+        result["update_s"] = time.perf_counter() - tic
+        result["accuracy"] = _faa(lambda X: pipe.predict(X.astype(np.float32) / 255), test)
+        result["time_s"] = time.perf_counter() - tic
+        result["solve_s"] = getattr(head, "solve_time_", float("nan"))
+        result["floor"] = _floor(n, m, backend)
+    result["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return result
+
+
+def _header(backend):
+    import sklearn
+
+    line = (f"# numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
+            f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+            f"load average {os.getloadavg()[0]:.1f} at the start")
+    if backend == "jax":
+        import jax
+
+        line += f"; jax {jax.__version__} on {jax.devices()[0].device_kind}"
+    return line
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--components", type=int, nargs="+", default=[2000])
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--backend", choices=["numpy", "jax"], default="numpy")
+    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
+    parser.add_argument("--one", nargs=2, metavar=("MODEL", "M"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one[0], int(args.one[1]), args.data_dir, args.backend)))
+        return
+    print(_header(args.backend))
+    print(f"{'model':<18} {'M':>6} {'FAA %':>6} {'time s':>8} {'solve s':>8} {'floor s':>8} "
+          f"{'× floor':>7} {'peak GB':>7}")
+    for m in args.components:
+        for model in args.models:
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", model, str(m), "--backend", args.backend,
+                 *(["--data-dir", args.data_dir] if args.data_dir else [])],
+                capture_output=True, text=True,
+            )
+            if out.returncode:
+                print(f"{model:<18} {m:>6} failed: {out.stderr.strip().splitlines()[-1]}")
+                continue
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            floors = r.get("floor", {})
+            # The floor in the update's precision: float64 on the CPU; on a
+            # GPU the float32 one too, printed after.
+            floor = sum(floors.get("float64", (np.nan, np.nan)))
+            ratio = r["time_s"] / floor if floors else np.nan
+            extra = ""
+            if "float32" in floors:
+                product, chol = floors["float32"]
+                extra = f"  (float32 floor {product + chol:.2f} s: product {product:.2f}, " \
+                        f"Cholesky {chol:.2f})"
+            name = {"gaussian": "skcl Gaussian", "least-squares": "skcl least squares",
+                    "randumb": "RanDumb"}[model]
+            print(f"{name:<18} {m:>6} {r['accuracy']:>6.2f} {r['time_s']:>8.1f} "
+                  f"{r.get('solve_s', np.nan):>8.2f} {floor:>8.1f} {ratio:>7.2f} "
+                  f"{r['peak_rss_gb']:>7.2f}{extra}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
