@@ -103,11 +103,11 @@ def moments_of_size(d, n_classes=10, seed=0):
 
 def host_solve(moments, targets):
     """The same solve with numpy (what ``backend="numpy"`` runs)."""
-    from skcl._exact.base import _choose
+    from skcl._exact.base import choose
 
     spectrum = ridge_spectrum(moments, targets)
     alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
-    alpha = _choose(alphas, gcv_scores(spectrum, alphas), 1e-3 * spectrum.scale, "min")
+    alpha = choose(alphas, gcv_scores(spectrum, alphas), 1e-3 * spectrum.scale, "min")
     return fit_from_spectrum(spectrum, alpha)
 
 
@@ -125,10 +125,10 @@ def solve_on_device(args):
     import jax
     import jax.numpy as jnp
 
-    from skcl._exact.base import _choose
+    from skcl._exact.base import choose
 
-    def choose(alphas, scores, fallback):
-        return _choose(alphas, scores, fallback, "min")
+    def choose_min(alphas, scores, fallback):
+        return choose(alphas, scores, fallback, "min")
 
     print(f"\nThe least-squares solve through JAX, float64, on {jax.devices()[0]} "
           f"(median of {args.repeats})\n")
@@ -142,7 +142,7 @@ def solve_on_device(args):
             eigh = _median_time(lambda S=S: jax.block_until_ready(jnp.linalg.eigh(S)),
                                 args.repeats)
         solve = _median_time(
-            lambda m=moments, t=targets: solve_jax.ridge_gcv(m, t, RELATIVE_ALPHA_GRID, choose),
+            lambda m=moments, t=targets: solve_jax.ridge_gcv(m, t, RELATIVE_ALPHA_GRID, choose_min),
             args.repeats)
         host = (_median_time(lambda m=moments, t=targets: host_solve(m, t), 1)
                 if d <= args.host_max else float("nan"))

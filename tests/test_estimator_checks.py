@@ -1,4 +1,11 @@
-"""scikit-learn's own estimator checks, on every skcl classifier."""
+"""scikit-learn's own estimator checks, on every gradient-trained skcl classifier.
+
+The exact classifiers (every covariance and components option) and
+RandomFeatures are checked by ``tests/test_exact_methods.py``, their
+probability options by ``tests/test_exact_probabilities.py``; the feature
+extractors by ``tests/test_feature_extraction.py`` and
+``tests/test_backbones.py``; the Pipeline by ``tests/test_pipeline.py``.
+"""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 

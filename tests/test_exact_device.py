@@ -4,6 +4,8 @@ CI has no GPU: the JAX path runs on JAX's CPU device (``backend="jax"``),
 which runs the same kernels the GPU would, in the same precisions.
 """
 
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -126,8 +128,24 @@ def test_classifiers_on_the_device_equal_the_host(estimator, rule):
         return getattr(model, method)(X_test)
 
     np.testing.assert_allclose(outputs(on_device), outputs(host), rtol=1e-8, atol=1e-10)
+    assert (host.backend_, on_device.backend_) == ("numpy", "jax")
     _assert_moments_equal(host.moments_, on_device.moments_, rtol=1e-12)
     _assert_moments_equal(host.heldout_moments_, on_device.heldout_moments_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", [LeastSquaresClassifier, GaussianDiscriminantClassifier])
+def test_auto_takes_the_device_only_when_jax_is_imported_and_an_accelerator(estimator,
+                                                                             monkeypatch):
+    # JAX is imported here (this module), on its CPU device: "auto" is numpy;
+    # on an accelerator it is JAX; with JAX not imported it is numpy, without
+    # importing it (tests/test_layout.py runs that in a fresh interpreter).
+    data = load_ci_split_wine()
+    X, y = data.train[0]
+    assert estimator().partial_fit(X, y, classes=data.classes).backend_ == "numpy"
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert estimator().partial_fit(X, y, classes=data.classes).backend_ == "jax"
+    monkeypatch.delitem(sys.modules, "jax")
+    assert estimator().partial_fit(X, y, classes=data.classes).backend_ == "numpy"
 
 
 def test_device_refuses_an_update_beyond_its_memory_and_changes_nothing(monkeypatch):

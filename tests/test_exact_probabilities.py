@@ -30,7 +30,7 @@ from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 # A fixed α: on the weight check's 15 rows of 30 features, repeated, GCV
 # fits the rows exactly (α → 0), and the discriminant of scores with no
 # spread amplifies the solve's rounding past the check's 1e-7; GCV itself
-# is checked at the defaults in test_estimator_checks.py.
+# is checked at the defaults in test_exact_methods.py.
 @parametrize_with_checks([
     LeastSquaresClassifier(alpha=1.0, probabilities="discriminant", random_state=0),
     LeastSquaresClassifier(alpha=1.0, probabilities="ranked", random_state=0),
@@ -168,6 +168,49 @@ def _closest_ranking_first(pi, t):
     result = minimize(kl, start, method="SLSQP", bounds=[(1e-12, 1)] * k,
                       constraints=constraints, options={"ftol": 1e-14, "maxiter": 500})
     return result.x
+
+
+# Every factorisation the exact family's solves and probabilities run.
+_FACTORISATIONS = [(np.linalg, name) for name in ("eigh", "cholesky", "svd", "solve", "inv")]
+
+
+@pytest.mark.parametrize("estimator", [
+    LeastSquaresClassifier(),
+    LeastSquaresClassifier(probabilities="ranked"),
+    LeastSquaresClassifier(probabilities="discriminant"),
+    GaussianDiscriminantClassifier(),
+    GaussianDiscriminantClassifier(predictive="student_t", covariance="per_class"),
+])
+def test_predict_proba_twice_solves_once(estimator, monkeypatch):
+    # What a prediction needs is solved at its first use and then read: the
+    # second call runs no solve, no factorisation, no temperature's search.
+    data = load_ci_split_iris()
+    for X, y in data.train:
+        estimator.partial_fit(X, y, classes=data.classes)
+    calls = []
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return function(*args, **kwargs)
+        return wrapper
+
+    solve = type(estimator)._solve
+    monkeypatch.setattr(type(estimator), "_solve",
+                        lambda self, *args: counted("_solve", solve)(self, *args))
+    for module, name in _FACTORISATIONS:
+        monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
+    X = np.concatenate([X for X, _ in data.test])
+    first = estimator.predict_proba(X)
+    assert calls.count("_solve") == 1
+    calls.clear()
+    second = estimator.predict_proba(X)
+    assert calls == []
+    np.testing.assert_array_equal(second, first)
+    # A new task makes the next prediction solve again, once.
+    estimator.partial_fit(*data.train[0])
+    estimator.predict_proba(X)
+    assert calls.count("_solve") == 1
 
 
 def test_rank_first_is_the_constrained_kl_minimiser():

@@ -11,6 +11,7 @@ import pytest
 import skcl
 from skcl import AQCClassifier, EWCClassifier, SIClassifier
 from skcl._gradient.consolidation.variational import _inverse_softplus
+from skcl._gradient.growth import grow_network
 from skcl._gradient.keys import init_key
 from skcl._gradient.networks import output_column
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
@@ -40,9 +41,14 @@ def make(name, **params):
 
 
 def grown_copy(clf, classes):
-    """A deep copy of ``clf`` whose classes grew to ``classes`` (no task learned)."""
+    """A deep copy of ``clf`` whose classes grew to ``classes`` (no task learned),
+    and the ``Growth`` that the estimator applied (recomputed from its inputs)."""
     other = copy.deepcopy(clf)
-    growth = other._grow(np.asarray(classes))
+    classes = np.asarray(classes)
+    other._grow(classes)
+    growth = grow_network(clf.network_, clf.likelihood_, clf.theta_, clf.classes_, classes,
+                          unseen=clf._unseen_output, prior_precision=float(clf.prior_precision),
+                          init_key=init_key(clf._seed))[2]
     return other, growth
 
 

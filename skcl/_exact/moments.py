@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["GroupMoments", "ShiftedSums", "coarsen", "empty_moments", "merge"]
+__all__ = ["GroupMoments", "ShiftedSums", "by_class", "class_group", "class_of", "coarsen",
+           "empty_moments", "merge"]
 
 
 class GroupMoments(NamedTuple):
@@ -27,7 +28,9 @@ class GroupMoments(NamedTuple):
     Attributes
     ----------
     keys : tuple of hashable, length n_groups
-        The groups, in the order of the arrays' first axis.
+        The groups, in the order of the arrays' first axis: (task, class)
+        pairs, or (None, class) once merged over tasks; ``labels`` reads
+        their classes.
     counts : ndarray of shape (n_groups,)
         n_g, the sum of the weights of the group's rows.
     means : ndarray of shape (n_groups, n_features)
@@ -46,6 +49,11 @@ class GroupMoments(NamedTuple):
     group_scatter: np.ndarray | None
 
     @property
+    def labels(self):
+        """The class of each group, in the order of ``keys`` (:func:`class_of`)."""
+        return tuple(class_of(key) for key in self.keys)
+
+    @property
     def n_features(self):
         return self.means.shape[1]
 
@@ -53,6 +61,25 @@ class GroupMoments(NamedTuple):
     def total(self):
         """Σ_g n_g."""
         return float(self.counts.sum())
+
+
+def class_of(key):
+    """The class of a group: the second item of its (task, class) key.
+
+    The exact classifiers key their groups (task, class) as a task adds
+    them, and (None, class) once merged over tasks (:func:`class_group`).
+    """
+    return key[1]
+
+
+def class_group(key):
+    """The (None, class) group that a (task, class) group merges into."""
+    return None, class_of(key)
+
+
+def by_class(moments):
+    """The moments of each class, its tasks merged (:func:`coarsen` by :func:`class_group`)."""
+    return coarsen(moments, class_group)
 
 
 def empty_moments(n_features, per_group_scatter=False):

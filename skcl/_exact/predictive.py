@@ -69,12 +69,15 @@ with near certainty to whichever is least far. s = 1 (Σ known to be ν·I)
 leaves only the first: a Gaussian with covariance (1 + 1/n_g)·ν·I.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln, logsumexp
 from scipy.stats import qmc
 
 from .gaussian import (
+    GaussianFit,
     component_log_likelihoods,
     fit_gaussian,
     oas_coefficient,
@@ -82,8 +85,8 @@ from .gaussian import (
 )
 from .moments import GroupMoments
 
-__all__ = ["PREDICTIVES", "class_log_joint", "class_log_proba", "log_normalise", "rank_first",
-           "ridge_score_log_likelihoods", "score_basis", "score_logits", "score_moments",
+__all__ = ["PREDICTIVES", "class_log_joint", "log_normalise", "rank_first",
+           "ridge_score_log_likelihoods", "score_discriminant", "score_logits",
            "score_temperature", "student_t_log_likelihoods"]
 
 #: The ``predictive`` options of :class:`~skcl.GaussianDiscriminantClassifier`.
@@ -164,8 +167,24 @@ def _with_floor(projected):
     return (vectors * np.maximum(values, floor)) @ vectors.T
 
 
-def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None):
-    """log π_c + log N(z; m_c, Σ_z) for every row and class, in score space.
+class ScoreDiscriminant(NamedTuple):
+    """The Gaussian model of the ridge scores, in their rotated coordinates.
+
+    Attributes
+    ----------
+    basis : ndarray of shape (n_targets, n_scores)
+        Q, from :func:`score_basis`.
+    fit : GaussianFit
+        N(m_c, Σ_z) per class, with the shared covariance floored
+        and shrunk, of the scores z = Qᵀs.
+    """
+
+    basis: np.ndarray
+    fit: GaussianFit
+
+
+def score_discriminant(moments, coef, intercept, shrinkage=None):
+    """The discriminant of the ridge scores, fitted from the class moments alone.
 
     Parameters
     ----------
@@ -173,23 +192,38 @@ def ridge_score_log_likelihoods(moments, coef, intercept, scores, shrinkage=None
         One group per class, as the ridge was fitted on.
     coef : ndarray of shape (n_features, n_targets)
     intercept : ndarray of shape (n_targets,)
-    scores : ndarray of shape (n_samples, n_targets)
-        Bᵀx + b of the rows to score.
     shrinkage : float in [0, 1] or None, default=None
         Of the score covariance towards a multiple of the identity; None
         is OAS (:func:`~skcl._exact.gaussian.oas_coefficient`).
 
     Returns
     -------
-    ndarray of shape (n_samples, n_classes_seen)
-        Columns in the order of ``moments.keys``.
+    ScoreDiscriminant
     """
     basis = score_basis(coef.shape[1])
     projected = score_moments(moments, coef, intercept, basis)
     projected = projected._replace(scatter=_with_floor(projected))
     if shrinkage is None:
         shrinkage = oas_coefficient(projected.scatter / projected.total, projected.total)
-    fit = fit_gaussian(projected, float(shrinkage), shared=True)
+    return ScoreDiscriminant(basis, fit_gaussian(projected, float(shrinkage), shared=True))
+
+
+def ridge_score_log_likelihoods(discriminant, scores):
+    """log π_c + log N(z; m_c, Σ_z) for every row and class, in score space.
+
+    Parameters
+    ----------
+    discriminant : ScoreDiscriminant
+        From :func:`score_discriminant`.
+    scores : ndarray of shape (n_samples, n_targets)
+        Bᵀx + b of the rows to score.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes_seen)
+        Columns in the order of the moments' keys it was fitted on.
+    """
+    basis, fit = discriminant
     return component_log_likelihoods(fit, np.asarray(scores, dtype=np.float64) @ basis)
 
 
@@ -390,24 +424,6 @@ def class_log_joint(joint, component_classes, classes):
     for c in np.unique(owner):
         per_class[:, c] = logsumexp(joint[:, owner == c], axis=1)
     return per_class
-
-
-def class_log_proba(joint, component_classes, classes):
-    """log p(c | x): :func:`class_log_joint` normalised over classes.
-
-    Parameters
-    ----------
-    joint : ndarray of shape (n_samples, n_components)
-        log π_g + log p(x | g).
-    component_classes : ndarray of shape (n_components,)
-    classes : ndarray of shape (n_classes,)
-
-    Returns
-    -------
-    ndarray of shape (n_samples, n_classes)
-        −inf for a class with no component (declared, no rows yet).
-    """
-    return log_normalise(class_log_joint(joint, component_classes, classes))
 
 
 def log_normalise(log_weights):

@@ -377,8 +377,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         """Give the output layer a column for each new class of ``classes``.
 
         Applies :func:`skcl._gradient.growth.grow_network` to the network, θ
-        and the consolidation (inside the ``partial_fit`` transaction);
-        returns its ``Growth``.
+        and the consolidation (inside the ``partial_fit`` transaction).
         """
         if self.likelihood_ == likelihoods.BERNOULLI:
             raise ValueError(
@@ -398,7 +397,6 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         )
         self.consolidation_ = jax.tree.map(np.asarray, state)
         self.network_, self.classes_, self.theta_ = network, classes, theta
-        return growth
 
     @property
     def _unseen_output(self):

@@ -101,8 +101,10 @@ _EXACT_PARAMS = """
         positive.
     backend : {"auto", "numpy", "jax"}, default="auto"
         Where the sums and the solve are computed: numpy on the host, or
-        JAX on its default device. "auto" takes JAX only when that device
-        is a GPU or TPU (see the user guide's "At scale").
+        JAX on its default device. "auto" takes JAX only when the process
+        has already imported JAX and its device is a GPU or TPU; it never
+        imports JAX itself ("jax" does). ``backend_`` says which did the
+        work (see the user guide's "At scale").
 """
 
 _SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}": _EXACT_PARAMS}

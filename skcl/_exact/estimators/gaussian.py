@@ -1,7 +1,6 @@
 """Gaussian class-conditionals learned task by task, exactly (linear discriminant analysis)."""
 
 
-import logging
 from numbers import Real
 
 import numpy as np
@@ -9,7 +8,7 @@ import numpy as np
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
 from .. import solve_jax
-from ..base import ExactClassifier, _any_task, _choose
+from ..base import ExactClassifier, choose
 from ..gaussian import (
     SHRINKAGE_GRID,
     component_log_likelihoods,
@@ -18,17 +17,10 @@ from ..gaussian import (
     oas_shrinkage,
     tasks_apart,
 )
-from ..moments import coarsen, merge
-from ..predictive import (
-    PREDICTIVES,
-    class_log_joint,
-    class_log_proba,
-    student_t_log_likelihoods,
-)
+from ..moments import class_group, class_of, coarsen, merge
+from ..predictive import PREDICTIVES, class_log_joint, student_t_log_likelihoods
 
 __all__ = ["GaussianDiscriminantClassifier"]
-
-logger = logging.getLogger("skcl.estimators")
 
 
 @fill_doc
@@ -53,7 +45,16 @@ class GaussianDiscriminantClassifier(ExactClassifier):
     ``predict_proba`` is the plug-in posterior, p(c | x) ∝ Σ_{g∈c} π_g
     N(x; μ_g, Σ_g) at the estimated means and covariance, or with
     ``predictive="student_t"`` the posterior predictive under the
-    conjugate prior that the shrinkage implies.
+    conjugate prior that the shrinkage implies. ``decision_function`` is
+    the log of each class's joint density with x, log Σ_{g∈c} π_g p(x | g):
+    the log-posterior up to a constant per row (the log evidence), as
+    scikit-learn's ``LinearDiscriminantAnalysis`` and
+    ``QuadraticDiscriminantAnalysis`` define theirs (−inf for a declared
+    class with no rows yet); with two classes, the log ratio
+    ``log p(classes_[1] | x) − log p(classes_[0] | x)``. With the shared
+    covariance and one component per class, its column differences are
+    those of scikit-learn's LDA fitted on the same data with the same
+    shrinkage.
 
     Parameters
     ----------
@@ -129,6 +130,8 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         ``shrinkage="heldout"`` (NaN where nothing is held out).
     solve_time_ : float
         Seconds the last solve took.
+    backend_ : {"numpy", "jax"}
+        Which backend did the work (``backend`` resolved, at the last task).
     moments_, heldout_moments_ : GroupMoments
         The sums that stand for L_t: per (task, class) weight and mean,
         and the pooled scatter, of the rows learned from and held out
@@ -185,11 +188,11 @@ class GaussianDiscriminantClassifier(ExactClassifier):
     def _component_key(self, everything):
         """A (task, class) group's component, decided on the moments of every row."""
         if self.components == "class":
-            return _any_task
+            return class_group
         if self.components == "task_class":
             return lambda key: key
         apart = tasks_apart(everything)
-        return lambda key: key if key[1] in apart else _any_task(key)
+        return lambda key: key if class_of(key) in apart else class_group(key)
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
@@ -205,10 +208,10 @@ class GaussianDiscriminantClassifier(ExactClassifier):
             learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0:
                 scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
-            shrinkage = _choose(SHRINKAGE_GRID, scores, 0.01, "max")
+            shrinkage = choose(SHRINKAGE_GRID, scores, 0.01, "max")
         eigh = solve_jax.eigh if self._on_device() else np.linalg.eigh
         fit = fit_gaussian(components, float(shrinkage), shared, target, eigh)
-        labels = np.array([key[1] for key in components.keys], dtype=self.classes_.dtype)
+        labels = np.array(components.labels, dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
             "means_": fit.means,
@@ -218,84 +221,10 @@ class GaussianDiscriminantClassifier(ExactClassifier):
             "shrinkage_scores_": scores,
         }
 
-    def decision_function(self, X):
-        """Log of each class's joint density with ``x``: the log-posterior up to a constant.
-
-        ``log Σ_{g∈c} π_g p(x | g)`` for each class c (p the Gaussian, or
-        the Student-t with ``predictive="student_t"``), which differs
-        from :meth:`predict_log_proba` by a constant per row (the log
-        evidence), as scikit-learn's ``LinearDiscriminantAnalysis`` and
-        ``QuadraticDiscriminantAnalysis`` define theirs; with two classes,
-        the log ratio ``log p(classes_[1] | x) − log p(classes_[0] | x)``,
-        positive for ``classes_[1]``. With the shared covariance and one
-        component per class, its column differences are those of
-        scikit-learn's LDA fitted on the same data with the same
-        shrinkage.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) with two classes, else (n_samples, n_classes)
-            −inf for a declared class with no rows yet (±inf for the log
-            ratio).
-        """
-        per_class = class_log_joint(self._joint(X), self.component_classes_, self.classes_)
-        if per_class.shape[1] == 2:
-            with np.errstate(invalid="ignore"):  # −inf − −inf: neither class has rows
-                return per_class[:, 1] - per_class[:, 0]
-        return per_class
-
-    def _joint(self, X):
-        """log π_g + log p(x | g) of each checked row and component, as ``predictive`` says."""
-        X = self._check_X(X)
+    def _joint_log_likelihood(self, X):
+        """log Σ_{g∈c} π_g p(x | g) of each checked row and class, p as ``predictive`` says."""
         if self.predictive == "student_t":
-            return student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
-        return component_log_likelihoods(self.gaussians_, X)
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            −inf for a declared class with no rows yet.
-        """
-        return class_log_proba(self._joint(X), self.component_classes_, self.classes_)
-
-    def predict_proba(self, X):
-        """The posterior p(c | x) of each class: plug-in or predictive (``predictive``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``; 0 for a declared class
-            with no rows yet.
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """The most probable class of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        log_proba = self.predict_log_proba(X)  # checks fitted before reading classes_
-        return self.classes_[np.argmax(log_proba, axis=1)]
-
-
+            joint = student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
+        else:
+            joint = component_log_likelihoods(self.gaussians_, X)
+        return class_log_joint(joint, self.component_classes_, self.classes_)

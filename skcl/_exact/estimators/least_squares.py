@@ -8,7 +8,7 @@ import numpy as np
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
 from .. import solve_jax
-from ..base import ExactClassifier, _all_moments, _any_task, _choose
+from ..base import ExactClassifier, all_moments, choose
 from ..least_squares import (
     RELATIVE_ALPHA_GRID,
     alpha_scale,
@@ -19,12 +19,13 @@ from ..least_squares import (
     heldout_squared_error,
     ridge_spectrum,
 )
-from ..moments import coarsen, merge
+from ..moments import by_class, merge
 from ..predictive import (
-    class_log_proba,
+    class_log_joint,
     log_normalise,
     rank_first,
     ridge_score_log_likelihoods,
+    score_discriminant,
     score_logits,
     score_temperature,
 )
@@ -55,6 +56,11 @@ class LeastSquaresClassifier(ExactClassifier):
     within-class covariance BᵀWB/n are exact functions of the class
     moments (``skcl._exact.predictive``), and a Gaussian model of them
     sets the scale the scores lack (``probabilities``).
+    ``decision_function`` is the fitted targets (one score, positive for
+    ``classes_[1]``, with two classes) and ``predict`` the class whose
+    target is fitted best; with ``probabilities="discriminant"`` they are
+    the discriminant's log posterior (its log-odds with two classes) and
+    its most probable class.
 
     Parameters
     ----------
@@ -109,10 +115,14 @@ class LeastSquaresClassifier(ExactClassifier):
         held-out squared error when ``alpha="heldout"``.
     solve_time_ : float
         Seconds the last solve took.
+    backend_ : {"numpy", "jax"}
+        Which backend did the work (``backend`` resolved, at the last task).
     moments_, heldout_moments_ : GroupMoments
         ``partial_fit`` only adds to them; ``coef_``, ``intercept_``,
         ``alpha_`` and ``alpha_scores_`` are computed from them at their
-        first use after it (one solve, however many calls).
+        first use after it (one solve, however many calls), the
+        probabilities' temperature and discriminant at the first
+        ``predict_proba`` that reads them.
     history_ : list of dict
 
     Examples
@@ -142,10 +152,13 @@ class LeastSquaresClassifier(ExactClassifier):
 
     def _by_class(self, moments):
         """Class moments and each class's target row."""
-        by_class = coarsen(moments, _any_task)
+        classes = by_class(moments)
         codes = class_targets(len(self.classes_))
-        labels = np.array([key[1] for key in by_class.keys], dtype=self.classes_.dtype)
-        return by_class, codes[np.searchsorted(self.classes_, labels)]
+        return classes, codes[np.searchsorted(self.classes_, self._labels(classes))]
+
+    def _labels(self, moments):
+        """The class of each group of ``moments``, in the dtype of ``classes_``."""
+        return np.array(moments.labels, dtype=self.classes_.dtype)
 
     def _solve(self, moments, heldout):
         everything, targets = self._by_class(merge(moments, heldout))
@@ -154,14 +167,14 @@ class LeastSquaresClassifier(ExactClassifier):
         if alpha == "auto" and device:
             fit, alpha, scores = solve_jax.ridge_gcv(
                 everything, targets, RELATIVE_ALPHA_GRID,
-                lambda alphas, scores, fallback: _choose(alphas, scores, fallback, "min"))
+                lambda alphas, scores, fallback: choose(alphas, scores, fallback, "min"))
         elif alpha == "auto":
             # GCV of every row, from the one eigendecomposition that also
             # gives the coefficients.
             spectrum = ridge_spectrum(everything, targets)
             alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
             scores = gcv_scores(spectrum, alphas)
-            alpha = _choose(alphas, scores, 1e-3 * spectrum.scale, "min")
+            alpha = choose(alphas, scores, 1e-3 * spectrum.scale, "min")
             fit = fit_from_spectrum(spectrum, float(alpha))
         else:
             if alpha == "heldout":
@@ -172,7 +185,7 @@ class LeastSquaresClassifier(ExactClassifier):
                               * alpha_scale(learned, learned_targets))
                     scores = heldout_squared_error(learned, learned_targets, held,
                                                    held_targets, alphas)
-                relative = _choose(RELATIVE_ALPHA_GRID, scores, 1e-3, "min")
+                relative = choose(RELATIVE_ALPHA_GRID, scores, 1e-3, "min")
                 alpha = relative * alpha_scale(everything, targets)
             fit = (solve_jax.ridge_fixed if device else fit_ridge)(everything, targets,
                                                                    float(alpha))
@@ -187,127 +200,36 @@ class LeastSquaresClassifier(ExactClassifier):
         """s = Bᵀx + b, of shape (n_samples, n_targets), for checked X."""
         return np.asarray(X, dtype=np.float64) @ self.coef_.T + self.intercept_
 
-    def decision_function(self, X):
-        """The fitted targets of each row (the discriminant's log-odds with
-        ``probabilities="discriminant"``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) with two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes)
-        """
-        scores = self._scores(self._check_X(X))
+    def _decision_columns(self, X):
+        # The ridge's scores, but for the discriminant's reading, whose
+        # decision function is its log posterior.
         if self.probabilities == "discriminant":
-            log_proba = self._discriminant_log_proba(scores)
-            if len(self.classes_) == 2:
-                # −inf − (−inf) where neither class has rows cannot happen:
-                # a fitted estimator has rows of at least one.
-                with np.errstate(invalid="ignore"):
-                    return log_proba[:, 1] - log_proba[:, 0]
-            return log_proba
-        return scores[:, 0] if scores.shape[1] == 1 else scores
+            return log_normalise(self._joint_log_likelihood(X))
+        return self._scores(X)
 
-    def _class_moments(self):
-        """Moments of every row by class, and each class's column in ``classes_``."""
-        by_class = self._by_class(_all_moments(self))[0]
-        labels = np.array([key[1] for key in by_class.keys], dtype=self.classes_.dtype)
-        return by_class, labels
-
-    def _discriminant_log_proba(self, scores):
-        """log p(c | s) of the scores' discriminant, for scores of shape (n_samples, n_targets)."""
-        by_class, labels = self._class_moments()
-        joint = ridge_score_log_likelihoods(by_class, self.coef_.T, self.intercept_, scores)
-        return class_log_proba(joint, labels, self.classes_)
-
-    def _temperature(self):
-        """a of the "scores" probabilities (recomputed per call: predicting
-        must not change the estimator's state)."""
-        by_class, labels = self._class_moments()
-        columns = np.searchsorted(self.classes_, labels)
-        if self.coef_.shape[0] == 1:  # one score: logits (0, s), class 1 in column 1
-            columns = (columns == len(self.classes_) - 1).astype(int)
-        return score_temperature(by_class, self.coef_.T, self.intercept_, columns)
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            −inf for a declared class with no rows yet.
-        """
-        scores = self._scores(self._check_X(X))
+    def _joint_log_likelihood(self, X):
+        scores = self._scores(X)
         if self.probabilities == "discriminant":
-            return self._discriminant_log_proba(scores)
+            return self._discriminant_log_joint(scores)
         if len(self.classes_) == 1:
             return np.zeros((len(scores), 1))
         if self.probabilities == "ranked":
             first = np.argmax(score_logits(scores), axis=1)  # the ridge's predict
-            return rank_first(self._discriminant_log_proba(scores), first)
-        return log_normalise(self._temperature() * score_logits(scores))
+            return rank_first(log_normalise(self._discriminant_log_joint(scores)), first)
+        return self._derived("temperature", self._temperature) * score_logits(scores)
 
-    def predict_proba(self, X):
-        """p(c | x), from a Gaussian model of the ridge scores.
+    def _discriminant_log_joint(self, scores):
+        """log π_c + log N(s; m_c, Σ_s) of the scores' discriminant, per class of ``classes_``."""
+        classes = self._derived("class_moments", lambda: by_class(all_moments(self)))
+        discriminant = self._derived("discriminant", lambda: score_discriminant(
+            classes, self.coef_.T, self.intercept_))
+        joint = ridge_score_log_likelihoods(discriminant, scores)
+        return class_log_joint(joint, self._labels(classes), self.classes_)
 
-        The scores s = Bᵀx + b are linear in x, so the class means
-        m_c = Bᵀμ_c + b and the pooled within-class covariance BᵀWB/n of
-        the training rows' scores follow exactly from the stored class
-        weights n_c, means μ_c and scatter W: no row is kept, and the
-        model is N(m_c, Σ_s) per class (in K − 1 coordinates: one-hot
-        scores always sum to one; one score with two classes), Σ_s shrunk
-        by OAS (tiny unless there are few rows). A softmax of the raw
-        scores would not do: the fitted targets have no scale of their own
-        (they shrink with α and with how much the classes overlap); the
-        spread of each class around its mean score sets one.
-
-        ``probabilities="scores"``: softmax(a·s), a the inverse temperature
-        that minimises the expected log loss under that model (its argmax
-        is ``predict``'s). ``probabilities="discriminant"``:
-        p(c | x) ∝ π_c N(s; m_c, Σ_s) itself, as scikit-learn's
-        ``LinearDiscriminantAnalysis`` fitted on the training rows' scores.
-        ``probabilities="ranked"``: that posterior, or where its most
-        probable class is not the ridge's, the closest distribution (in
-        expected log loss under it) whose most probable class is
-        (its argmax is ``predict``'s).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``; 0 for a declared class
-            with no rows yet.
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """The class whose target is fitted best (the most probable with
-        ``probabilities="discriminant"``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        if self.probabilities == "discriminant":
-            log_proba = self.predict_log_proba(X)
-            return self.classes_[np.argmax(log_proba, axis=1)]
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            if len(self.classes_) == 1:
-                return np.repeat(self.classes_, len(scores))
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+    def _temperature(self):
+        """a of the "scores" probabilities."""
+        classes = self._derived("class_moments", lambda: by_class(all_moments(self)))
+        columns = np.searchsorted(self.classes_, self._labels(classes))
+        if self.coef_.shape[0] == 1:  # one score: logits (0, s), class 1 in column 1
+            columns = (columns == len(self.classes_) - 1).astype(int)
+        return score_temperature(classes, self.coef_.T, self.intercept_, columns)
