@@ -43,7 +43,7 @@ def _is_record(obj, module):
     """A class defined in ``module`` that is a NamedTuple or a dataclass."""
     if not isinstance(obj, type) or obj.__module__ != module:
         return False
-    named_tuple = issubclass(obj, tuple) and hasattr(obj, "_fields")
+    named_tuple = issubclass(obj, tuple) and "_fields" in vars(obj)
     return named_tuple or dataclasses.is_dataclass(obj)
 
 

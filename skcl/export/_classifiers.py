@@ -1,0 +1,188 @@
+"""skcl classifiers as the scikit-learn linear classifiers that compute them.
+
+Each builder takes a fitted skcl classifier and ``input_scale`` c, the
+factor by which the scikit-learn model's inputs exceed the skcl model's
+(√(2/M) behind an ``RBFSampler``, 1 otherwise): a linear score
+w·x + b of the skcl inputs x is (w/c)·(c x) + b, so the coefficients are
+divided by c and nothing else changes. Nothing is refitted: the
+scikit-learn estimator's fitted attributes are set from the skcl model's,
+and its parameters are its defaults (fitting it again would fit
+scikit-learn's model, not continue skcl's sequence).
+"""
+
+import numpy as np
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.linear_model import LogisticRegression, RidgeClassifier
+
+__all__ = ["NotExportableError", "gaussian_to_lda", "least_squares_to_ridge",
+           "softmax_to_logistic"]
+
+
+class NotExportableError(ValueError):
+    """No scikit-learn estimator computes what this skcl model computes.
+
+    The message says what blocks the export and which settings would
+    export; nothing is ever approximated instead.
+    """
+
+
+def _copy_input_attributes(source, target):
+    target.n_features_in_ = source.n_features_in_
+    if hasattr(source, "feature_names_in_"):
+        target.feature_names_in_ = source.feature_names_in_
+
+
+def _binary(coef, intercept):
+    """The one score of two classes: class 1's minus class 0's."""
+    return (coef[1] - coef[0])[None, :], np.array([intercept[1] - intercept[0]])
+
+
+def _check_classes(estimator, name):
+    if len(estimator.classes_) < 2:
+        raise NotExportableError(
+            f"{name} has learned one class only ({estimator.classes_[0]!r}); a scikit-learn "
+            "classifier has two or more. Export it after a task with another class.")
+
+
+# ------------------------------------------------------------------- Gaussian
+
+def _gaussian_blockers(clf):
+    name = type(clf).__name__
+    classes, components = clf.classes_, clf.component_classes_
+    if clf.covariance != "shared":
+        yield (f'{name}(covariance="per_class") has one covariance per class: its boundaries '
+               "are quadratic, and no linear scikit-learn classifier computes them. "
+               'covariance="shared" exports as LinearDiscriminantAnalysis.')
+    if len(components) != len(np.unique(components)):
+        yield (f"{name} holds {len(components)} components for {len(np.unique(components))} "
+               "classes (one per (task, class) pair): a class's probability is a mixture of "
+               "Gaussians, which LinearDiscriminantAnalysis (one Gaussian per class) does not "
+               'compute. components="class" (or "auto" where it keeps one per class) exports.')
+    missing = np.setdiff1d(classes, components)
+    if len(missing):
+        yield (f"{name} has declared classes with no rows yet ({missing.tolist()}): their "
+               "probability is 0, which a LinearDiscriminantAnalysis cannot say. Export it "
+               "once every class has rows.")
+    if clf.predictive != "plugin":
+        yield (f'{name}(predictive="{clf.predictive}") integrates over the means and the '
+               "covariance (a Student-t per class): LinearDiscriminantAnalysis computes the "
+               'plug-in posterior only. predictive="plugin" exports (the fit is the same: '
+               "set_params(predictive='plugin') before exporting).")
+
+
+def gaussian_to_lda(clf, input_scale=1.0):
+    """GaussianDiscriminantClassifier (shared covariance, one component per
+    class, plug-in posterior) → LinearDiscriminantAnalysis.
+
+    log π_c + log N(x; μ_c, Σ) = x·Σ⁻¹μ_c − ½μ_cᵀΣ⁻¹μ_c + log π_c − ½xᵀΣ⁻¹x + const:
+    the last two terms are the same for every class, so the linear part is
+    scikit-learn's LDA (``coef_`` Σ⁻¹μ_c, ``intercept_`` −½μ_cᵀΣ⁻¹μ_c + log π_c)
+    and its softmax is the same posterior. Σ comes from the fit's
+    eigendecomposition (``gaussians_``: ``center``, ``eigenvalues``,
+    ``eigenvectors``), with inputs centred on ``center`` as skcl scores them.
+    """
+    _check_classes(clf, type(clf).__name__)
+    blockers = list(_gaussian_blockers(clf))
+    if blockers:
+        raise NotExportableError(" ".join(blockers))
+    fit = clf.gaussians_
+    # The component of each class, in the order of classes_.
+    order = np.array([np.flatnonzero(clf.component_classes_ == c)[0] for c in clf.classes_])
+    means, log_priors = clf.means_[order], np.log(clf.priors_[order])
+    center = fit.center
+    # W whitens: Σ⁻¹ = W Wᵀ, W = V Λ^(−1/2).
+    whiten = fit.eigenvectors / np.sqrt(fit.eigenvalues)
+    rotated = (means - center) @ whiten
+    coef = rotated @ whiten.T
+    intercept = log_priors - 0.5 * (rotated**2).sum(axis=1) - coef @ center
+    covariance = (fit.eigenvectors * fit.eigenvalues) @ fit.eigenvectors.T
+    if len(clf.classes_) == 2:
+        coef, intercept = _binary(coef, intercept)
+    lda = LinearDiscriminantAnalysis(solver="lsqr")
+    lda.classes_ = clf.classes_.copy()
+    lda.coef_ = coef / input_scale
+    lda.intercept_ = intercept
+    lda.means_ = means * input_scale
+    lda.priors_ = clf.priors_[order].copy()
+    lda.covariance_ = covariance * input_scale**2
+    _copy_input_attributes(clf, lda)
+    return lda
+
+
+# -------------------------------------------------------------- least squares
+
+def least_squares_to_ridge(clf, input_scale=1.0):
+    """LeastSquaresClassifier (ridge scores read as they are) → RidgeClassifier.
+
+    The same ``coef_`` and ``intercept_``: ``decision_function`` and
+    ``predict`` are the ridge's. RidgeClassifier has no ``predict_proba``:
+    the skcl model's probabilities (a calibration of the scores from the
+    stored sums) are not carried.
+    """
+    name = type(clf).__name__
+    _check_classes(clf, name)
+    if clf.probabilities == "discriminant":
+        raise NotExportableError(
+            f'{name}(probabilities="discriminant") predicts by a discriminant analysis of '
+            "the ridge scores, not by the highest score, which RidgeClassifier computes. "
+            'probabilities="scores" or "ranked" exports (the fit is the same).')
+    # A fit on one row per class sets scikit-learn's own label encoding;
+    # the coefficients are then replaced by skcl's.
+    ridge = RidgeClassifier(alpha=float(clf.alpha_))
+    rows = np.zeros((len(clf.classes_), clf.n_features_in_))
+    ridge.fit(rows, clf.classes_)
+    ridge.coef_ = clf.coef_ / input_scale
+    ridge.intercept_ = np.asarray(clf.intercept_, dtype=np.float64).copy()
+    _copy_input_attributes(clf, ridge)
+    return ridge
+
+
+# ---------------------------------------------------------- gradient-trained
+
+#: The methods whose prediction is the network's softmax at θ* (with the
+#: predictive "map" where they have one).
+SOFTMAX_METHODS = ("AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier",
+                   "NCClassifier", "JointClassifier", "FineTuningClassifier")
+VARIATIONAL_METHODS = ("GVCLClassifier", "GMVCLClassifier", "GSFSVIClassifier")
+
+
+def softmax_to_logistic(clf, input_scale=1.0):
+    """Softmax (or logistic) regression from any MAP method → LogisticRegression.
+
+    The logits x W + b are ``decision_function``'s; LogisticRegression's
+    softmax of them (sigmoid of the one logit with two classes) is
+    ``predict_proba``'s.
+    """
+    name = type(clf).__name__
+    if name in VARIATIONAL_METHODS:
+        raise NotExportableError(
+            f"{name} predicts the average of {clf.n_predict_samples} softmax regressions "
+            "drawn from its posterior, which no single scikit-learn classifier computes. "
+            "The MAP methods (AQC, EWC, online EWC, SI, NC, joint, fine-tuning) without a "
+            "hidden layer export as LogisticRegression.")
+    predictive = getattr(clf, "predictive", "map")
+    if predictive != "map":
+        raise NotExportableError(
+            f'{name}(predictive="{predictive}") integrates the softmax over the Laplace '
+            "posterior (per-row variances of the logits), which LogisticRegression does not "
+            "compute. predictive=\"map\" exports (the fit is the same: set_params("
+            "predictive='map') before exporting).")
+    if len(clf.coefs_) > 1:
+        raise NotExportableError(
+            f"{name}(hidden_layer_sizes={tuple(clf.hidden_layer_sizes)}) has swish hidden "
+            "units, which no scikit-learn classifier computes (MLPClassifier has relu, tanh, "
+            "logistic and identity). Softmax regression (hidden_layer_sizes=()) exports as "
+            "LogisticRegression.")
+    _check_classes(clf, name)
+    W, b = np.asarray(clf.coefs_[0], np.float64), np.asarray(clf.intercepts_[0], np.float64)
+    n_classes = len(clf.classes_)
+    coef, intercept = W.T[:n_classes], b[:n_classes]  # without the unseen classes' output
+    if n_classes == 2 and len(coef) == 2:  # a softmax over two (grown) classes
+        coef, intercept = _binary(coef, intercept)
+    logistic = LogisticRegression(C=1.0)
+    logistic.classes_ = clf.classes_.copy()
+    logistic.coef_ = coef / input_scale
+    logistic.intercept_ = intercept.copy()
+    logistic.n_iter_ = np.array([clf.n_iter_])
+    _copy_input_attributes(clf, logistic)
+    return logistic
