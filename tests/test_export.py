@@ -299,3 +299,31 @@ def test_the_exported_models_predict_where_skcl_jax_and_torch_cannot_be_imported
         np.testing.assert_array_equal(out[f"labels{i}"], model.predict(X_test))
         np.testing.assert_array_equal(out[f"labels_skops{i}"], model.predict(X_test))
         np.testing.assert_array_equal(out[f"scores{i}"], sklearn_model.decision_function(X_test))
+
+
+# ---------------------------------------------------------------------- ONNX
+
+@pytest.mark.parametrize("make", [
+    skcl.GaussianDiscriminantClassifier,
+    skcl.LeastSquaresClassifier,
+    lambda: skcl.AQCClassifier(**SR),
+    lambda: skcl.EWCClassifier(**SR),
+], ids=["Gaussian", "least squares", "AQC", "EWC"])
+def test_onnx_runtime_predicts_as_skcl_does(digits, make):
+    reason = "the onnx extra (pip install 'skcl[onnx]': skl2onnx, onnxruntime) is not installed"
+    skl2onnx = pytest.importorskip("skl2onnx", reason=reason)
+    onnxruntime = pytest.importorskip("onnxruntime", reason=reason)
+    tasks, X_test, _ = digits
+    clf = learn(make(), tasks)
+    exported = to_sklearn(clf)
+    X32 = X_test.astype(np.float32)
+    model = skl2onnx.to_onnx(exported, X32[:1], options={"zipmap": False})
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    labels, scores = session.run(None, {session.get_inputs()[0].name: X32})
+    np.testing.assert_array_equal(labels, clf.predict(X_test))
+    # float32 inference: RidgeClassifier's output is its scores, the others'
+    # their probabilities (measured: within 8e-7).
+    expected = (clf.decision_function(X_test) if isinstance(exported, RidgeClassifier)
+                else clf.predict_proba(X_test))
+    close(scores, expected, atol=1e-5)
