@@ -22,7 +22,22 @@ class NotExportableError(ValueError):
     """No scikit-learn estimator computes what this skcl model computes.
 
     The message says what blocks the export and which settings would
-    export; nothing is ever approximated instead.
+    export; nothing is ever approximated instead. A ``ValueError``.
+
+    Examples
+    --------
+    >>> from skcl import GaussianDiscriminantClassifier
+    >>> from skcl.datasets import load_ci_split_wine
+    >>> from skcl.export import NotExportableError, to_sklearn
+    >>> data = load_ci_split_wine()
+    >>> clf = GaussianDiscriminantClassifier(predictive="student_t")
+    >>> for X, y in data.train:
+    ...     clf = clf.partial_fit(X, y, classes=data.classes)
+    >>> try:
+    ...     to_sklearn(clf)
+    ... except NotExportableError as error:
+    ...     print(str(error)[:65])
+    GaussianDiscriminantClassifier(predictive="student_t") integrates
     """
 
 

@@ -83,7 +83,8 @@ def to_sklearn(estimator):
 
     Examples
     --------
-    >>>     >>> from skcl import GaussianDiscriminantClassifier
+    >>> import numpy as np
+    >>> from skcl import GaussianDiscriminantClassifier
     >>> from skcl.datasets import load_ci_split_wine
     >>> from skcl.export import to_sklearn
     >>> data = load_ci_split_wine()
