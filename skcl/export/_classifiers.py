@@ -11,10 +11,13 @@ scikit-learn's model, not continue skcl's sequence).
 """
 
 import numpy as np
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.discriminant_analysis import (
+    LinearDiscriminantAnalysis,
+    QuadraticDiscriminantAnalysis,
+)
 from sklearn.linear_model import LogisticRegression, RidgeClassifier
 
-__all__ = ["NotExportableError", "gaussian_to_lda", "least_squares_to_ridge",
+__all__ = ["NotExportableError", "gaussian_to_discriminant_analysis", "least_squares_to_ridge",
            "softmax_to_logistic"]
 
 
@@ -64,45 +67,70 @@ def _check_classes(estimator, name):
 def _gaussian_blockers(clf):
     name = type(clf).__name__
     classes, components = clf.classes_, clf.component_classes_
-    if clf.covariance != "shared":
-        yield (f'{name}(covariance="per_class") has one covariance per class: its boundaries '
-               "are quadratic, and no linear scikit-learn classifier computes them. "
-               'covariance="shared" exports as LinearDiscriminantAnalysis.')
     if len(components) != len(np.unique(components)):
         yield (f"{name} holds {len(components)} components for {len(np.unique(components))} "
                "classes (one per (task, class) pair): a class's probability is a mixture of "
-               "Gaussians, which LinearDiscriminantAnalysis (one Gaussian per class) does not "
-               'compute. components="class" (or "auto" where it keeps one per class) exports.')
+               "Gaussians, which scikit-learn's discriminant analyses (one Gaussian per "
+               'class) do not compute. components="class" (or "auto" where it keeps one per '
+               "class) exports.")
     missing = np.setdiff1d(classes, components)
     if len(missing):
         yield (f"{name} has declared classes with no rows yet ({missing.tolist()}): their "
-               "probability is 0, which a LinearDiscriminantAnalysis cannot say. Export it "
+               "probability is 0, which scikit-learn's discriminant analyses cannot say. Export it "
                "once every class has rows.")
     if clf.predictive != "plugin":
         yield (f'{name}(predictive="{clf.predictive}") integrates over the means and the '
-               "covariance (a Student-t per class): LinearDiscriminantAnalysis computes the "
-               'plug-in posterior only. predictive="plugin" exports (the fit is the same: '
-               "set_params(predictive='plugin') before exporting).")
+               "covariance (a Student-t per class): scikit-learn's discriminant analyses "
+               'compute the plug-in posterior only. predictive="plugin" exports (the fit is '
+               "the same: set_params(predictive='plugin') before exporting).")
 
 
-def gaussian_to_lda(clf, input_scale=1.0):
-    """GaussianDiscriminantClassifier (shared covariance, one component per
-    class, plug-in posterior) → LinearDiscriminantAnalysis.
+def gaussian_to_discriminant_analysis(clf, input_scale=1.0):
+    """GaussianDiscriminantClassifier (one component per class, plug-in
+    posterior) → LinearDiscriminantAnalysis, or QuadraticDiscriminantAnalysis
+    with one covariance per class.
 
-    log π_c + log N(x; μ_c, Σ) = x·Σ⁻¹μ_c − ½μ_cᵀΣ⁻¹μ_c + log π_c − ½xᵀΣ⁻¹x + const:
-    the last two terms are the same for every class, so the linear part is
-    scikit-learn's LDA (``coef_`` Σ⁻¹μ_c, ``intercept_`` −½μ_cᵀΣ⁻¹μ_c + log π_c)
-    and its softmax is the same posterior. Σ comes from the fit's
-    eigendecomposition (``gaussians_``: ``center``, ``eigenvalues``,
-    ``eigenvectors``), with inputs centred on ``center`` as skcl scores them.
+    Σ comes from the fit's eigendecomposition (``gaussians_``: ``center``,
+    ``eigenvalues``, ``eigenvectors``), the means and priors from the
+    public ``means_``, ``priors_`` and ``component_classes_``.
     """
     _check_classes(clf, type(clf).__name__)
     blockers = list(_gaussian_blockers(clf))
     if blockers:
         raise NotExportableError(" ".join(blockers))
-    fit = clf.gaussians_
     # The component of each class, in the order of classes_.
     order = np.array([np.flatnonzero(clf.component_classes_ == c)[0] for c in clf.classes_])
+    if clf.covariance == "per_class":
+        return _qda(clf, order, input_scale)
+    return _lda(clf, order, input_scale)
+
+
+def _qda(clf, order, input_scale):
+    """log π_c − ½ log det Σ_c − ½(x − μ_c)ᵀΣ_c⁻¹(x − μ_c): scikit-learn's QDA
+    from each class's eigendecomposition Σ_c = R_c diag(S_c) R_cᵀ (its
+    ``rotations_`` and ``scalings_``), without skcl's −D/2·log 2π, which
+    every class shares."""
+    fit = clf.gaussians_
+    qda = QuadraticDiscriminantAnalysis()
+    qda.classes_ = clf.classes_.copy()
+    qda.means_ = clf.means_[order] * input_scale
+    qda.priors_ = clf.priors_[order].copy()
+    qda.rotations_ = [fit.eigenvectors[g].copy() for g in order]
+    qda.scalings_ = [fit.eigenvalues[g] * input_scale**2 for g in order]
+    _copy_input_attributes(clf, qda)
+    return qda
+
+
+def _lda(clf, order, input_scale):
+    """Shared covariance → LinearDiscriminantAnalysis.
+
+    log π_c + log N(x; μ_c, Σ) = x·Σ⁻¹μ_c − ½μ_cᵀΣ⁻¹μ_c + log π_c − ½xᵀΣ⁻¹x + const:
+    the last two terms are the same for every class, so the linear part is
+    scikit-learn's LDA (``coef_`` Σ⁻¹μ_c, ``intercept_`` −½μ_cᵀΣ⁻¹μ_c + log π_c)
+    and its softmax is the same posterior; inputs are centred on the fit's
+    ``center`` as skcl scores them.
+    """
+    fit = clf.gaussians_
     means, log_priors = clf.means_[order], np.log(clf.priors_[order])
     center = fit.center
     # W whitens: Σ⁻¹ = W Wᵀ, W = V Λ^(−1/2).

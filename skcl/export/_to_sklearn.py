@@ -14,7 +14,7 @@ from ._classifiers import (
     SOFTMAX_METHODS,
     VARIATIONAL_METHODS,
     NotExportableError,
-    gaussian_to_lda,
+    gaussian_to_discriminant_analysis,
     least_squares_to_ridge,
     softmax_to_logistic,
 )
@@ -23,7 +23,7 @@ from ._features import random_features_to_rbf_sampler
 __all__ = ["to_sklearn"]
 
 _CLASSIFIERS = {
-    "GaussianDiscriminantClassifier": gaussian_to_lda,
+    "GaussianDiscriminantClassifier": gaussian_to_discriminant_analysis,
     "LeastSquaresClassifier": least_squares_to_ridge,
     **dict.fromkeys(SOFTMAX_METHODS + VARIATIONAL_METHODS, softmax_to_logistic),
 }
@@ -43,11 +43,13 @@ def to_sklearn(estimator):
     =============================================  ==============================================
     skcl                                           scikit-learn
     =============================================  ==============================================
-    GaussianDiscriminantClassifier (shared         LinearDiscriminantAnalysis: ``predict``,
-    covariance, one component per class,           ``predict_proba``; ``decision_function``
-    ``predictive="plugin"``)                       differs from skcl's log joint by one number
-                                                   per row with three or more classes (the
-                                                   −½xᵀΣ⁻¹x both share), equal with two
+    GaussianDiscriminantClassifier (one            LinearDiscriminantAnalysis (shared
+    component per class, plug-in predictive)       covariance) or
+                                                   QuadraticDiscriminantAnalysis (one per
+                                                   class): ``predict``, ``predict_proba``;
+                                                   ``decision_function`` differs from skcl's
+                                                   log joint by one number per row with three
+                                                   or more classes, equal with two
     LeastSquaresClassifier (``probabilities``      RidgeClassifier: ``predict``,
     "scores" or "ranked")                          ``decision_function``; no ``predict_proba``
                                                    (skcl's calibrated probabilities are not
@@ -73,11 +75,11 @@ def to_sklearn(estimator):
     Raises
     ------
     NotExportableError
-        Per-(task, class) Gaussian components, one covariance per class,
-        the Student-t predictive, the least-squares discriminant's
-        ``predict``, hidden layers, the variational methods' averaged
-        predictions, the Laplace predictive, random ReLU or tanh features,
-        and RandomFeatures not followed by a linear step.
+        Per-(task, class) Gaussian components, the Student-t predictive,
+        the least-squares discriminant's ``predict``, hidden layers, the
+        variational methods' averaged predictions, the Laplace predictive,
+        random ReLU or tanh features, and RandomFeatures not followed by a
+        linear step.
     sklearn.exceptions.NotFittedError
         When ``estimator`` (or a step) is not fitted.
 
