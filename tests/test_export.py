@@ -248,6 +248,18 @@ def test_what_computes_something_else_is_refused_with_the_reason(digits, name):
     assert "export" in str(error.value).lower()  # it says what would
 
 
+def test_a_gaussian_read_otherwise_than_skcl_scores_it_is_refused(digits):
+    # The export reads the fitted Gaussian's record (gaussians_), and checks
+    # its scores at the class means against skcl's own decision_function:
+    # were the two to part (a changed record), it refuses.
+    tasks, _, _ = digits
+    clf = learn(skcl.GaussianDiscriminantClassifier(), tasks)
+    scores = clf.decision_function
+    clf.decision_function = lambda X: scores(X) + 1e-6 * X.sum(1, keepdims=True) * np.arange(10)
+    with pytest.raises(NotExportableError, match="does not score the class means"):
+        to_sklearn(clf)
+
+
 def test_random_features_alone_and_unfitted_estimators_are_refused(digits):
     tasks, _, _ = digits
     features = RandomFeatures(50, activation="cos", random_state=0).fit(tasks[0][0])

@@ -100,9 +100,28 @@ def gaussian_to_discriminant_analysis(clf, input_scale=1.0):
         raise NotExportableError(" ".join(blockers))
     # The component of each class, in the order of classes_.
     order = np.array([np.flatnonzero(clf.component_classes_ == c)[0] for c in clf.classes_])
-    if clf.covariance == "per_class":
-        return _qda(clf, order, input_scale)
-    return _lda(clf, order, input_scale)
+    exported = (_qda if clf.covariance == "per_class" else _lda)(clf, order, input_scale)
+    _check_same_scores(clf, exported, input_scale)
+    return exported
+
+
+def _check_same_scores(clf, exported, input_scale):
+    """Refuse, rather than export, if the scores differ at the class means.
+
+    ``gaussians_`` is the fit's own record, not a documented attribute: if
+    its meaning changes, the export must fail here, not predict otherwise.
+    The scores are compared up to a number per row (both are log joints
+    up to a constant), to 1e-8 of their size.
+    """
+    probe = clf.means_
+    ours = np.atleast_2d(clf.decision_function(probe).T).T
+    theirs = np.atleast_2d(exported.decision_function(probe * input_scale).T).T
+    ours, theirs = ours - ours[:, :1], theirs - theirs[:, :1]
+    if not np.allclose(theirs, ours, rtol=1e-8, atol=1e-8 * np.abs(ours).max()):
+        raise NotExportableError(
+            f"The exported {type(exported).__name__} does not score the class means as "
+            f"{type(clf).__name__} does: this version of skcl.export does not read the "
+            "fitted Gaussian as it is now stored.")
 
 
 def _qda(clf, order, input_scale):
