@@ -8,6 +8,7 @@ L_{t-1} in the recursion L_t(θ) = L_{t-1}(θ) + nll_t(θ); the exact family
 keeps it exactly, as sums, where the model allows.
 """
 
+from ._persistence import trusted_types
 from ._utils.lazy import lazy_exports
 
 __version__ = "0.1.0"
@@ -42,6 +43,7 @@ __all__ = [
     "NCClassifier",
     "OnlineEWCClassifier",
     "SIClassifier",
+    "trusted_types",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
