@@ -23,6 +23,7 @@ from ..moments import coarsen, merge
 from ..predictive import (
     class_log_proba,
     log_normalise,
+    only_seen,
     rank_first,
     ridge_score_log_likelihoods,
     score_logits,
@@ -134,6 +135,7 @@ class LeastSquaresClassifier(ExactClassifier):
         "probabilities": [StrOptions({"scores", "discriminant", "ranked"})],
     }
     _solved_attributes = ("coef_", "intercept_", "alpha_", "alpha_scores_")
+    _prediction_params = ("probabilities",)
     _tuned = "alpha"
 
     def __init__(self, alpha="auto", *, probabilities="scores", validation_fraction=0.1,
@@ -252,7 +254,8 @@ class LeastSquaresClassifier(ExactClassifier):
         if self.probabilities == "ranked":
             first = np.argmax(score_logits(scores), axis=1)  # the ridge's predict
             return rank_first(self._discriminant_log_proba(scores), first)
-        return log_normalise(self._temperature() * score_logits(scores))
+        seen = np.searchsorted(self.classes_, self._class_moments()[1])
+        return log_normalise(only_seen(self._temperature() * score_logits(scores), seen))
 
     def predict_proba(self, X):
         """p(c | x), from a Gaussian model of the ridge scores.
