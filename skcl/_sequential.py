@@ -21,7 +21,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from ._utils.validation import check_classes, sorted_labels, validate_params
+from ._utils.validation import (
+    check_classes,
+    check_label_types,
+    label_kind,
+    sorted_labels,
+    validate_params,
+)
 
 __all__ = ["BaseSequentialClassifier", "ValidTask", "check_hyperparameters"]
 
@@ -63,6 +69,12 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
 
     #: The dtypes a task's X is accepted in (the first is the default).
     _input_dtypes = [np.float64, np.float32]
+
+    #: The hyperparameters a prediction reads. ``set_params`` may change
+    #: them after fitting (the user guide switches the predictive so), so
+    #: each prediction checks them again (:meth:`_check_prediction_params`),
+    #: by the same constraints and with the same message as ``fit``.
+    _prediction_params = ()
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn one more task.
@@ -150,6 +162,10 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         """Validate every hyperparameter against ``_parameter_constraints``."""
         validate_params(self)
 
+    def _check_prediction_params(self):
+        """Validate the hyperparameters a prediction reads (``_prediction_params``)."""
+        validate_params(self, self._prediction_params)
+
     def _validate_task(self, X, y, classes, sample_weight, *, infer_classes=False,
                        sample_weight_dtype=np.float64):
         """Check a task and settle the classes; the learning is the caller's.
@@ -171,6 +187,7 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         if classes is not None:
             classes = check_classes(classes)
         X, y = validate_data(self, X, y, reset=first, dtype=self._input_dtypes)
+        check_label_types(y, "y")
         check_classification_targets(y)
         if infer_classes:
             classes = sorted_labels(y)
@@ -197,6 +214,13 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=sample_weight_dtype, ensure_non_negative=True
         )
+        with np.errstate(over="ignore"):
+            total = np.sum(sample_weight, dtype=np.float64)
+        if not np.isfinite(total):
+            raise ValueError(
+                f"sample_weight is too large: its sum overflows float64 (largest weight "
+                f"{np.max(sample_weight):.3g}); scale the weights down."
+            )
         return ValidTask(X, y, sample_weight, first, grown)
 
     def _grown_classes(self, y, classes):
@@ -214,9 +238,20 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
             union = sorted_labels(*parts)
         except ValueError as exc:
             raise ValueError(
-                f"grow_classes: the labels must keep one type; {exc}. The classes so far "
-                f"are {[] if first else self.classes_.tolist()}."
+                f"grow_classes: the labels must keep one type; {str(exc).rstrip('.')}. "
+                f"The classes so far are {[] if first else self.classes_.tolist()}."
             ) from exc
+        new = [] if first else np.setdiff1d(union, self.classes_)
+        if len(new) and label_kind(union.dtype) != label_kind(self.classes_.dtype):
+            # np.unique would turn int classes and a new float label into
+            # floats; a float equal to a class (nothing new) is that class,
+            # as it is without growth.
+            raise ValueError(
+                f"grow_classes: the labels must keep one type; the classes so far are "
+                f"{label_kind(self.classes_.dtype)} ({self.classes_.tolist()}) and the new "
+                f"labels {new.tolist()} would make them {label_kind(union.dtype)}. Pass "
+                f"labels of the type of classes_ ({self.classes_.dtype})."
+            )
         if classes is not None:
             unknown = np.setdiff1d(labels, classes)
             if unknown.size:

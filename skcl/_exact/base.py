@@ -96,6 +96,7 @@ class ExactClassifier(BaseSequentialClassifier):
 
     def _solve_now(self):
         """Run the solve on the moments kept and set the attributes it gives."""
+        self._check_params()  # set_params may have changed them since partial_fit
         tic = time.perf_counter()
         fitted = self._solve(self.moments_, self.heldout_moments_)
         for name, value in fitted.items():
@@ -301,6 +302,7 @@ class ExactClassifier(BaseSequentialClassifier):
 
     def _check_X(self, X):
         check_is_fitted(self)
+        self._check_prediction_params()
         return validate_data(self, X, reset=False, dtype=self._input_dtypes)
 
     def decision_function(self, X):

@@ -85,7 +85,7 @@ from .gaussian import (
 )
 from .moments import GroupMoments
 
-__all__ = ["PREDICTIVES", "class_log_joint", "log_normalise", "rank_first",
+__all__ = ["PREDICTIVES", "class_log_joint", "log_normalise", "only_seen", "rank_first",
            "ridge_score_log_likelihoods", "score_discriminant", "score_logits",
            "score_temperature", "student_t_log_likelihoods"]
 
@@ -246,6 +246,28 @@ def score_logits(scores):
     if scores.shape[1] == 1:
         return np.hstack([np.zeros_like(scores), scores])
     return scores
+
+
+def only_seen(logits, seen):
+    """The logits with −inf in every column but ``seen``: a declared class
+    with no rows yet gets probability 0 once they are normalised.
+
+    Its score is fitted to target 0 on every row (about 0, not −∞), so a
+    softmax of the scores alone would give it a share.
+
+    Parameters
+    ----------
+    logits : ndarray of shape (n_samples, n_classes)
+    seen : ndarray of int
+        The columns of the classes that have rows.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+    """
+    masked = np.full_like(logits, -np.inf)
+    masked[:, seen] = logits[:, seen]
+    return masked
 
 
 def score_temperature(moments, coef, intercept, targets, n_draws=2048, seed=0):

@@ -22,6 +22,8 @@ __all__ = [
     "Interval",
     "StrOptions",
     "check_classes",
+    "check_label_types",
+    "label_kind",
     "positive_int",
     "positive_real",
     "validate_params",
@@ -31,7 +33,9 @@ __all__ = [
 ]
 
 positive_int = Interval(Integral, 1, None, closed="left")
-positive_real = Interval(Real, 0, None, closed="neither")
+# Finite: an infinite rate, precision or weight is no setting but an overflow
+# waiting to happen (inf·0 is NaN).
+positive_real = Interval(Real, 0, np.inf, closed="neither")
 
 
 def store_parameters(estimator, arguments):
@@ -54,24 +58,37 @@ def store_parameters(estimator, arguments):
             setattr(estimator, name, value)
 
 
-def validate_params(estimator):
-    """Check every hyperparameter of ``estimator`` against its declaration.
+def validate_params(estimator, names=None):
+    """Check hyperparameters of ``estimator`` against its declaration.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        With ``_parameter_constraints``.
+    names : sequence of str or None, default=None
+        The parameters to check; None: every one. A prediction checks
+        the few it reads (microseconds; ``get_params`` alone costs a
+        hundred or more).
 
     Raises
     ------
     sklearn.utils._param_validation.InvalidParameterError
     """
-    params = estimator.get_params(deep=False)
+    if names is None:
+        params = estimator.get_params(deep=False)
+    else:
+        params = {param: getattr(estimator, param) for param in names}
+    constraints = {param: estimator._parameter_constraints[param] for param in params}
     name = type(estimator).__name__
     for param, value in params.items():
-        numeric = any(isinstance(c, Interval) for c in estimator._parameter_constraints[param])
+        numeric = any(isinstance(c, Interval) for c in constraints[param])
         # bool is an int to Python, never a count or a rate to a user.
         if numeric and isinstance(value, (bool, np.bool_)):
             raise InvalidParameterError(
                 f"The {param!r} parameter of {name} must be a number, not a bool. "
                 f"Got {value!r} instead."
             )
-    validate_parameter_constraints(estimator._parameter_constraints, params, caller_name=name)
+    validate_parameter_constraints(constraints, params, caller_name=name)
 
 
 def layer_sizes(value, name):
@@ -104,6 +121,46 @@ def sorted_labels(*labels):
     return np.unique(np.concatenate([np.asarray(part).ravel() for part in labels]))
 
 
+def check_label_types(labels, name):
+    """Refuse an ``object`` array that mixes strings with other labels.
+
+    numpy cannot sort them (a ``TypeError`` comparing int and str) and
+    scikit-learn calls them an "unknown" target; the user needs to hear
+    which values do not go together.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,)
+    name : str
+        What the labels are called in the message ("y", "classes").
+
+    Raises
+    ------
+    ValueError
+    """
+    labels = np.asarray(labels)
+    if labels.dtype != object:
+        return
+    is_str = np.array([isinstance(v, str) for v in labels.ravel()], dtype=bool)
+    if is_str.any() and not is_str.all():
+        text, other = labels.ravel()[is_str][0], labels.ravel()[~is_str][0]
+        raise ValueError(
+            f"{name} mixes strings with labels of another type, e.g. {text!r} and "
+            f"{other!r} ({type(other).__name__}); labels must be all strings or all "
+            "numbers.")
+
+
+def label_kind(dtype):
+    """The kind of labels a dtype holds: "integer", "float", "bool" or "string".
+
+    Two arrays of labels have one type when their kinds agree (int32 and
+    int64 do; int and float do not).
+    """
+    kinds = {"i": "integer", "u": "integer", "f": "float", "b": "bool",
+             "U": "string", "S": "string", "O": "string"}
+    return kinds.get(np.dtype(dtype).kind, np.dtype(dtype).name)
+
+
 def check_classes(classes):
     """The ``classes`` of a ``partial_fit``, sorted and unique, in their own dtype.
 
@@ -130,5 +187,6 @@ def check_classes(classes):
     classes = np.asarray(classes)
     if classes.size == 0:
         raise ValueError("classes is empty: it must name every class of the sequence.")
+    check_label_types(classes, "classes")
     check_classification_targets(classes)
     return sorted_labels(classes)

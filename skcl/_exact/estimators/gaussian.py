@@ -172,6 +172,7 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         "components": [StrOptions({"auto", "class", "task_class"})],
         "predictive": [StrOptions(set(PREDICTIVES))],
     }
+    _prediction_params = ("predictive",)
     _solved_attributes = ("gaussians_", "means_", "priors_", "component_classes_",
                           "shrinkage_", "shrinkage_scores_")
     _tuned = "shrinkage"

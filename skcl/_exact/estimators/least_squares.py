@@ -23,6 +23,7 @@ from ..moments import by_class, merge
 from ..predictive import (
     class_log_joint,
     log_normalise,
+    only_seen,
     rank_first,
     ridge_score_log_likelihoods,
     score_discriminant,
@@ -144,6 +145,7 @@ class LeastSquaresClassifier(ExactClassifier):
         "probabilities": [StrOptions({"scores", "discriminant", "ranked"})],
     }
     _solved_attributes = ("coef_", "intercept_", "alpha_", "alpha_scores_")
+    _prediction_params = ("probabilities",)
     _tuned = "alpha"
 
     def __init__(self, alpha="auto", *, probabilities="scores", validation_fraction=0.1,
@@ -216,7 +218,12 @@ class LeastSquaresClassifier(ExactClassifier):
         if self.probabilities == "ranked":
             first = np.argmax(score_logits(scores), axis=1)  # the ridge's predict
             return rank_first(log_normalise(self._discriminant_log_joint(scores)), first)
-        return self._derived("temperature", self._temperature) * score_logits(scores)
+        # A declared class with no rows has a score fitted to 0, not −∞:
+        # it gets probability 0, as in the other readings.
+        classes = self._derived("class_moments", lambda: by_class(all_moments(self)))
+        seen = np.searchsorted(self.classes_, self._labels(classes))
+        logits = self._derived("temperature", self._temperature) * score_logits(scores)
+        return only_seen(logits, seen)
 
     def _discriminant_log_joint(self, scores):
         """log π_c + log N(s; m_c, Σ_s) of the scores' discriminant, per class of ``classes_``."""

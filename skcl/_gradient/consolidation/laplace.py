@@ -69,6 +69,9 @@ PREDICTIVES = ("map", "probit", "mean_field", "mc")
 _CHUNK = 256
 # Floats of Monte Carlo logits alive at once (chunk × samples × outputs).
 _MC_FLOATS = 2**22
+# The widest standard deviation of the Monte Carlo logits (float32 samples
+# of up to millions of outputs stay finite).
+_MC_MAX_SD = 1e30
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,22 @@ def _moments_chunk(network, n_outputs, spans, theta, roots, diagonal, X):
     return jax.vmap(one)(X)
 
 
+# The largest factor the normalised covariance (entries at most n_params)
+# is multiplied by, so that it and the predictives' sums of it stay finite
+# in float64. The cap rescales the whole covariance, and a variance it
+# lowers stays above 1e190 (the normalised float32 entries are 0 or above
+# 1e-90): there κ = 1/√(1 + π/8·var) is below 1e-95, κ·f* below 1e-56 for
+# any float32 logit, so no probability changes.
+_MAX_VARIANCE_FACTOR = 1e280
+
+
+def _variance_factor(scale):
+    """scale², capped at ``_MAX_VARIANCE_FACTOR`` (a uniform rescaling of the
+    logits' covariance, where it would overflow float64)."""
+    with np.errstate(over="ignore"):
+        return np.minimum(scale**2, _MAX_VARIANCE_FACTOR)
+
+
 def logit_moments(network, n_outputs, theta, root, X):
     """Mean and covariance of the linearised logits, f ~ N(f(x; θ*), J Σ Jᵀ).
 
@@ -222,8 +241,17 @@ def logit_moments(network, n_outputs, theta, root, X):
     X = np.asarray(X, np.float32)
     theta = jnp.asarray(theta, jnp.float32)
     spans = tuple(span for span, _ in root.blocks)
-    roots = tuple(jnp.asarray(S, jnp.float32) for _, S in root.blocks)
-    diagonal = None if root.diagonal is None else jnp.asarray(root.diagonal, jnp.float32)
+    # S can exceed float32 (a tiny prior precision δ leaves directions
+    # without curvature a variance of 1/δ): divide it by its largest entry
+    # before the cast, and multiply the covariance back in float64.
+    parts = [np.asarray(S, np.float64) for _, S in root.blocks]
+    if root.diagonal is not None:
+        parts.append(np.asarray(root.diagonal, np.float64))
+    root_scale = max((float(np.max(np.abs(S), initial=0.0)) for S in parts), default=0.0)
+    root_scale = root_scale if root_scale > 0 else 1.0
+    roots = tuple(jnp.asarray(S / root_scale, jnp.float32) for _, S in root.blocks)
+    diagonal = (None if root.diagonal is None
+                else jnp.asarray(np.asarray(root.diagonal, np.float64) / root_scale, jnp.float32))
     means, covs = [], []
     for start in range(0, len(X), _CHUNK):
         chunk = X[start : start + _CHUNK]
@@ -231,9 +259,9 @@ def logit_moments(network, n_outputs, theta, root, X):
         padded[: len(chunk)] = chunk
         mean, cov, scale = _moments_chunk(network, n_outputs, spans, theta, roots, diagonal,
                                           padded)
-        scale = np.asarray(scale, np.float64)[: len(chunk), None, None]
+        factor = _variance_factor(np.asarray(scale, np.float64)[: len(chunk)] * root_scale)
         means.append(np.asarray(mean, np.float64)[: len(chunk)])
-        covs.append(np.asarray(cov, np.float64)[: len(chunk)] * scale**2)
+        covs.append(np.asarray(cov, np.float64)[: len(chunk)] * factor[:, None, None])
     if not means:
         return np.zeros((0, n_outputs)), np.zeros((0, n_outputs, n_outputs))
     return np.concatenate(means), np.concatenate(covs)
@@ -355,7 +383,10 @@ def mc_log_proba(mean, cov, n_samples, key, bernoulli):
         sd = np.where(sd > 0, sd, 1.0)
         m[:size] = mean[start : start + size]
         c[:size] = part / sd[:, None, None] ** 2
-        r[:size] = sd
+        # The float32 samples hold logits' spreads up to _MC_MAX_SD; a wider
+        # one (a tiny prior precision δ) is drawn at that width, where the
+        # softmax of a sample already sees its direction alone.
+        r[:size] = np.minimum(sd, _MC_MAX_SD)
         out.append(np.asarray(_mc_chunk(m, c, r, z, bernoulli), np.float64)[:size])
     if not out:
         return np.zeros((0, 2 if bernoulli else k))

@@ -6,12 +6,10 @@ negative log density; with ``predictive`` other than "map" their
 (:mod:`skcl._gradient.consolidation.laplace` holds the mathematics).
 """
 
-from numbers import Real
-
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..._utils.validation import Interval, StrOptions, positive_int
+from ..._utils.validation import StrOptions, positive_int, positive_real
 from .. import keys, likelihoods
 from ..consolidation.evidence import evidence_prior_precision
 from ..consolidation.laplace import PREDICTIVES, laplace_log_proba, posterior_root
@@ -38,7 +36,7 @@ _PREDICTIVE_PARAMS = """
     n_predict_samples : int, default=1000
         Samples of the logits averaged by ``predictive="mc"``, drawn from
         ``random_state``: predictions are deterministic.
-    predictive_prior_precision : "stored", "evidence" or float > 0, default="stored"
+    predictive_prior_precision : "stored", "evidence" or finite float > 0, default="stored"
         The prior inside the predictive's posterior (never the training's).
         "stored": λ·diag(prior), as the penalty holds it. "evidence": an
         isotropic prior N(0, δ⁻¹ I) with δ maximising the Laplace evidence
@@ -64,15 +62,19 @@ class LaplacePredictive:
     whose plug-in predictions it keeps for ``predictive="map"``. Besides
     the hyperparameter ``alpha`` (λ) it uses the base's protected members
     that every subclass may: ``_seed``, ``_unseen_output``,
-    ``_complete_fold`` and ``_input_dtypes``.
+    ``_complete_fold``, ``_input_dtypes`` and ``_check_prediction_params``
+    (each prediction checks the settings it reads, which ``set_params``
+    may have changed since fitting).
     """
 
     _predictive_constraints = {
         "predictive": [StrOptions(set(PREDICTIVES))],
         "n_predict_samples": [positive_int],
-        "predictive_prior_precision": [StrOptions({"stored", "evidence"}),
-                                       Interval(Real, 0, None, closed="neither")],
+        "predictive_prior_precision": [StrOptions({"stored", "evidence"}), positive_real],
     }
+
+    # λ too: the posterior's covariance is (λ H_t)⁻¹.
+    _prediction_params = (*_predictive_constraints, "alpha")
 
     def posterior_covariance(self):
         """Σ = (λ H_t)⁻¹, the covariance of the Gaussian posterior the predictive uses.
@@ -89,6 +91,7 @@ class LaplacePredictive:
         ndarray of shape (n_params, n_params), float64
         """
         check_is_fitted(self)
+        self._check_prediction_params()
         self._complete_fold()
         return self._posterior_root().covariance(self.network_.n_params)
 
@@ -139,6 +142,7 @@ class LaplacePredictive:
         -------
         ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
+        self._check_prediction_params()
         if self.predictive == "map":
             return super().decision_function(X)
         logp = self._predictive_log_proba(X)
@@ -156,6 +160,7 @@ class LaplacePredictive:
         ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``; rows sum to one.
         """
+        self._check_prediction_params()
         if self.predictive == "map":
             return super().predict_proba(X)
         return np.exp(self._predictive_log_proba(X))
@@ -171,6 +176,7 @@ class LaplacePredictive:
         -------
         ndarray of shape (n_samples, n_classes)
         """
+        self._check_prediction_params()
         if self.predictive == "map":
             return super().predict_log_proba(X)
         return self._predictive_log_proba(X)
