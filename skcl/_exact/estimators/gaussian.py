@@ -10,13 +10,13 @@ from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
 from .. import solve_jax
 from ..base import ExactClassifier, _any_task, _choose
+from ..components import component_keys
 from ..gaussian import (
     SHRINKAGE_GRID,
     component_log_likelihoods,
     fit_gaussian,
     heldout_log_likelihood,
     oas_shrinkage,
-    tasks_apart,
 )
 from ..moments import coarsen, merge
 from ..predictive import (
@@ -188,8 +188,7 @@ class GaussianDiscriminantClassifier(ExactClassifier):
             return _any_task
         if self.components == "task_class":
             return lambda key: key
-        apart = tasks_apart(everything)
-        return lambda key: key if key[1] in apart else _any_task(key)
+        return component_keys(everything).__getitem__
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
