@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = ["GaussianFit", "SHRINKAGE_GRID", "fit_gaussian", "heldout_log_likelihood",
            "component_log_likelihoods", "oas_coefficient", "oas_shrinkage",
-           "squared_distances", "tasks_apart"]
+           "squared_distances"]
 
 #: The values of s that ``shrinkage="heldout"`` chooses among.
 SHRINKAGE_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
@@ -143,56 +143,6 @@ def oas_shrinkage(scatter, n):
     positive = variances[variances > 0]
     fill = float(positive.mean()) if len(positive) else 1.0
     return shrinkage, np.where(variances > 0, variances, fill)
-
-
-def tasks_apart(moments):
-    """The classes whose tasks' means differ: one component per (task, class) for them.
-
-    For a class c seen in k_c > 1 tasks, with δ_g the distance of task
-    group g's mean from the class mean and Σ the OAS-shrunk pooled
-    covariance of the (task, class) groups (:func:`oas_shrinkage`),
-
-        T_c = Σ_{g∈c} n_g δ_gᵀ Σ⁻¹ δ_g
-
-    is the between-task part of the class's scatter in Σ's metric (Hotelling's
-    statistic, about χ² with (k_c − 1)·D degrees of freedom when the tasks
-    draw the class from one distribution). The class keeps its tasks apart
-    when T_c > (k_c − 1)·D·log n: when the Bayesian information criterion
-    of one Gaussian per (task, class) beats one per class, the likelihood
-    gain T_c/2 above the cost of the (k_c − 1)·D extra means, ½ log n each.
-    Chunks of one distribution (a stream cut into calls) fall far below
-    (T_c ≈ (k_c − 1)·D), a domain-incremental label made of different
-    inputs in each task (a digit's parity) far above.
-
-    Parameters
-    ----------
-    moments : GroupMoments
-        Keyed by (task, class).
-
-    Returns
-    -------
-    set
-        The classes to keep per task.
-    """
-    labels = [key[1] for key in moments.keys]
-    per_label = {}
-    for g, label in enumerate(labels):
-        per_label.setdefault(label, []).append(g)
-    several = {label: groups for label, groups in per_label.items() if len(groups) > 1}
-    if not several:
-        return set()
-    n, d = moments.total, moments.n_features
-    shrinkage, target = oas_shrinkage(moments.scatter, n)
-    covariance = (1 - shrinkage) * (moments.scatter / n)
-    covariance[np.diag_indices_from(covariance)] += shrinkage * target
-    apart = set()
-    for label, groups in several.items():
-        counts, means = moments.counts[groups], moments.means[groups]
-        delta = means - counts @ means / counts.sum()
-        statistic = float(np.sum(counts * np.linalg.solve(covariance, delta.T) * delta.T))
-        if statistic > (len(groups) - 1) * d * np.log(max(n, np.e)):
-            apart.add(label)
-    return apart
 
 
 def _spectrum(scatter, n, eigh=np.linalg.eigh):

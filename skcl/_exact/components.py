@@ -1,0 +1,167 @@
+"""Which classes the Gaussian keeps one component per task for: a score test against the BIC.
+
+A class seen in k_c > 1 tasks (``partial_fit`` calls) is either one
+Gaussian, or one per (task, class) pair, when the tasks draw it from
+different inputs (a domain-incremental label: "even" is 0 in one task, 2
+in the next). The choice is made from the sums alone, so the model after
+a sequence stays a function of its moments.
+
+The statistic is Rao's score test of the (task, class) means, evaluated
+at the model with one component per class: the between-task scatter of
+the class, B_c = Σ_{g∈c} n_g δ_g δ_gᵀ (δ_g the distance of task group g's
+mean from its class mean), in the metric of the covariance of the rows
+about their class means, S/n = (W + B)/n (W the pooled scatter within the
+(task, class) groups, B = Σ_c B_c):
+
+    T_c = n · tr(S⁻¹ B_c)        (n times Pillai's trace of the class).
+
+It is compared with the Bayesian information criterion's price of the
+(k_c − 1)·D extra means, ½ log n each:
+
+    keep the class's tasks apart  ⟺  T_c > (k_c − 1) · D · log n.
+
+Chunks of one distribution give T_c ≈ (k_c − 1)·D, far below. The metric
+is that of the simpler model, not the within-task scatter W alone
+(Hotelling's T_c = n · tr(W⁻¹ B_c), the linearisation of the likelihood
+ratio): a class drawn in many small calls from a drifting source has
+means that do differ, but each is estimated from a few rows, and W of a
+few rows a call is nearly singular (an image's border pixel is constant
+within a call, and not across calls), so Hotelling's statistic grows
+without bound and kept every call apart, one component of six rows per
+call and class. The score statistic cannot: B_c ⪯ B ⪯ S, so each
+direction of the whitened B_c counts at most 1, and
+
+    Σ_c T_c = n · tr(S⁻¹ B) ≤ n · D.
+
+Each class kept apart pays (k_c − 1)·D·log n of it, hence the bound on
+growth: the components number at most C + n / log n for C classes and n
+rows, whatever the number of calls (each extra component is supported by
+log n rows, on average), and a stream whose calls bring a class a few
+rows each keeps it whole. On a domain-incremental sequence, where a
+task's class mean is far from the class mean in the class's own spread,
+T_c is still several times the threshold.
+"""
+
+import numpy as np
+from scipy.linalg import cholesky, solve_triangular
+
+from .gaussian import oas_shrinkage
+from .moments import by_class, class_group, class_of, coarsen
+
+__all__ = ["between_task_scores", "component_keys", "runs"]
+
+# A ridge ε·(tr Σ/D)·I keeps each Cholesky defined where a feature is
+# constant over the rows (Σ singular there, and every mean equal): ε·I ⪰ 0
+# only lowers each direction's share, so the bound Σ_c T_c ≤ n·D holds.
+_RIDGE = 1e-10
+
+
+def _whiten(covariance):
+    """x ↦ L⁻¹x for Σ + ε·I = LLᵀ: then δᵀ(Σ + ε·I)⁻¹δ = ‖L⁻¹δ‖²."""
+    d = len(covariance)
+    scale = float(np.trace(covariance)) / d
+    lower = cholesky(covariance + _RIDGE * (scale if scale > 0 else 1.0) * np.eye(d), lower=True)
+    return lambda X: solve_triangular(lower, np.atleast_2d(X).T, lower=True).T
+
+
+def _per_class(keys):
+    """class → its groups' indices, in the order of their tasks."""
+    per_label = {}
+    for g in sorted(range(len(keys)), key=lambda g: keys[g][0]):
+        per_label.setdefault(class_of(keys[g]), []).append(g)
+    return per_label
+
+
+def runs(moments):
+    """Each class's tasks cut into runs of consecutive tasks the data cannot tell apart.
+
+    Walking a class's tasks in order, a task joins the run before it
+    unless their means differ by more than the BIC's price of one more
+    mean, n_r n_g / (n_r + n_g) · δᵀ Σ_w⁻¹ δ > D · log n (δ the task's
+    mean less the run's, Σ_w the OAS-shrunk pooled covariance within the
+    (task, class) groups, :func:`.gaussian.oas_shrinkage`): the calls that
+    cut one domain into pieces join, a new domain starts a run.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        Keyed by (task, class).
+
+    Returns
+    -------
+    dict
+        (task, class) key → (first task of its run, class).
+    """
+    n, d = moments.total, moments.n_features
+    shrinkage, target = oas_shrinkage(moments.scatter, n)
+    covariance = (1 - shrinkage) * (moments.scatter / n)
+    covariance[np.diag_indices_from(covariance)] += shrinkage * target
+    Z = _whiten(covariance)(moments.means)
+    price = d * np.log(max(n, np.e))
+    out = {}
+    for label, groups in _per_class(moments.keys).items():
+        start, count, mean = None, 0.0, None
+        for g in groups:
+            n_g, key = moments.counts[g], moments.keys[g]
+            if start is not None:
+                delta = Z[g] - mean
+                if count * n_g / (count + n_g) * float(delta @ delta) <= price:
+                    mean = mean + delta * (n_g / (count + n_g))
+                    count += n_g
+                    out[key] = (start, label)
+                    continue
+            start, count, mean = key[0], n_g, Z[g]
+            out[key] = (start, label)
+    return out
+
+
+def between_task_scores(moments, segment=None):
+    """The score statistic of each class seen in more than one run, and its threshold.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        Keyed by (task, class).
+    segment : dict, optional
+        (task, class) key → its run's key; by default :func:`runs`.
+
+    Returns
+    -------
+    dict
+        class → (T_c, (k_c − 1)·D·log n), k_c the class's runs, for the
+        classes with k_c > 1.
+    """
+    n, d = moments.total, moments.n_features
+    scatter = by_class(moments).scatter  # S = W + B, about class means
+    segments = coarsen(moments, (runs(moments) if segment is None else segment).__getitem__)
+    log_n = np.log(max(n, np.e))
+    whiten, out = None, {}
+    for label, groups in _per_class(segments.keys).items():
+        if len(groups) > 1:
+            whiten = whiten or _whiten(scatter / n)
+            counts, means = segments.counts[groups], segments.means[groups]
+            delta = whiten(means - counts @ means / counts.sum())
+            out[label] = (float(counts @ (delta**2).sum(1)), (len(groups) - 1) * d * log_n)
+    return out
+
+
+def component_keys(moments):
+    """Each (task, class) group's component: its run's, or its class's.
+
+    Parameters
+    ----------
+    moments : GroupMoments
+        Keyed by (task, class).
+
+    Returns
+    -------
+    dict
+        (task, class) key → (first task of its run, class) (:func:`runs`)
+        for the classes with T_c > (k_c − 1)·D·log n
+        (:func:`between_task_scores`), else (None, class).
+    """
+    segment = runs(moments)
+    apart = {label for label, (statistic, threshold)
+             in between_task_scores(moments, segment).items() if statistic > threshold}
+    return {key: segment[key] if class_of(key) in apart else class_group(key)
+            for key in moments.keys}
