@@ -8,9 +8,11 @@ import numpy as np
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
+from .. import linalg as host_linalg
 from .. import solve_jax
 from ..base import ExactClassifier, _any_task, _choose
 from ..gaussian import (
+    FALLBACK_SHRINKAGE,
     SHRINKAGE_GRID,
     component_log_likelihoods,
     fit_gaussian,
@@ -196,6 +198,7 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         everything = merge(moments, heldout)
         key = self._component_key(everything)
         components = coarsen(everything, key)
+        linalg = solve_jax if self._on_device() else host_linalg
         shrinkage, scores, target = self.shrinkage, None, None
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
@@ -204,10 +207,9 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0:
-                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
-            shrinkage = _choose(SHRINKAGE_GRID, scores, 0.01, "max")
-        eigh = solve_jax.eigh if self._on_device() else np.linalg.eigh
-        fit = fit_gaussian(components, float(shrinkage), shared, target, eigh)
+                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared, linalg)
+            shrinkage = _choose(SHRINKAGE_GRID, scores, FALLBACK_SHRINKAGE, "max")
+        fit = fit_gaussian(components, float(shrinkage), shared, target, linalg)
         labels = np.array([key[1] for key in components.keys], dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
