@@ -10,15 +10,22 @@ Two tables, one run:
    and timed on the first ``--eager-chunks`` chunks, the total then
    extrapolated to all chunks (marked so) unless it is all of them;
    against one ``fit`` on all the rows.
-2. **The solve on the device.** The least-squares solve at D features
-   (eigendecomposition, GCV over the α grid, coefficients) through JAX in
-   float64, as a ratio to ``jnp.linalg.eigh`` of the same D×D matrix on the
-   same device (the floor it cannot beat; goal ≤ 1.5×), and numpy's solve
-   on the host for reference. Median of ``--repeats`` after one warm-up.
+2. **The solve against a Cholesky, on the host.** At M = ``--host-sizes``
+   features: numpy's Cholesky of the M×M scatter (the floor), the solve
+   *before* (an eigendecomposition: ``numpy.linalg.eigh`` of Σ for the
+   Gaussian, of S with V for least squares' GCV) and *after* (the
+   Gaussian's OAS and one Cholesky factor; least squares' tridiagonal
+   reduction, GCV over the α grid and the coefficients), each as a ratio
+   to the Cholesky, measured once each in the same run.
+3. **The solve on the device.** The least-squares solve through JAX in
+   float64 (``linalg=solve_jax``), as a ratio to ``jnp.linalg.eigh`` of the
+   same D×D matrix on the same device. Median of ``--repeats`` after one
+   warm-up.
 
 Run::
 
-    PYTHONPATH=. python benchmarks/bench_exact_solve.py            # 2 cores
+    PYTHONPATH=. python benchmarks/bench_exact_solve.py --skip-chunks --sizes 1000 \
+        --host-sizes 2000 5000 10000                                   # 2 cores
     PYTHONPATH=. python benchmarks/bench_exact_solve.py --sizes 2000 5000 10000  # GPU
 """
 
@@ -31,8 +38,12 @@ import numpy as np
 
 from skcl import LeastSquaresClassifier
 from skcl._exact import solve_jax
+from skcl._exact.gaussian import fit_gaussian, oas_shrinkage
 from skcl._exact.least_squares import (
+    FALLBACK_RELATIVE_ALPHA,
     RELATIVE_ALPHA_GRID,
+    RidgeFit,
+    _centred,
     class_targets,
     fit_from_spectrum,
     gcv_scores,
@@ -101,14 +112,77 @@ def moments_of_size(d, n_classes=10, seed=0):
     return GroupMoments(tuple((0, c) for c in range(n_classes)), counts, means, scatter, None)
 
 
-def host_solve(moments, targets):
-    """The same solve with numpy (what ``backend="numpy"`` runs)."""
+def host_solve(moments, targets, linalg=None):
+    """The least-squares solve at ``alpha="auto"`` (what ``backend`` runs)."""
     from skcl._exact.base import choose
 
-    spectrum = ridge_spectrum(moments, targets)
+    spectrum = (ridge_spectrum(moments, targets) if linalg is None
+                else ridge_spectrum(moments, targets, linalg))
     alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
-    alpha = choose(alphas, gcv_scores(spectrum, alphas), 1e-3 * spectrum.scale, "min")
+    alpha = choose(alphas, gcv_scores(spectrum, alphas),
+                    FALLBACK_RELATIVE_ALPHA * spectrum.scale, "min")
     return fit_from_spectrum(spectrum, alpha)
+
+
+def least_squares_before(moments, targets):
+    """The solve before the tridiagonal reduction: eigh of S, V's products."""
+    from skcl._exact.base import choose
+
+    x_bar, t_bar, S, C = _centred(moments, targets)
+    values, V = np.linalg.eigh(S)
+    values = np.clip(values, 0, None)
+    projected = V.T @ C
+    total_squares = float(moments.counts @ ((targets - t_bar) ** 2).sum(1))
+    scale = float(values.mean()) or 1.0
+    alphas = np.asarray(RELATIVE_ALPHA_GRID) * scale
+    from skcl._exact.least_squares import _gcv
+
+    power = ((projected / np.sqrt(scale)) ** 2).sum(1)
+    scores = _gcv(values / scale, power, total_squares, moments.total, alphas / scale)
+    alpha = choose(alphas, scores, FALLBACK_RELATIVE_ALPHA * scale, "min")
+    coef = V @ (projected / (values + alpha)[:, None])
+    return RidgeFit(coef, t_bar - x_bar @ coef)
+
+
+def gaussian_before(moments):
+    """The Gaussian's solve before the Cholesky factor: OAS, eigh of Σ."""
+    s, target = oas_shrinkage(moments.scatter, moments.total)
+    covariance = (1 - s) * (moments.scatter / moments.total)
+    covariance[np.diag_indices_from(covariance)] += s * target
+    values, vectors = np.linalg.eigh(covariance)
+    return np.maximum(values, 1e-10 * target.mean()), vectors
+
+
+def gaussian_after(moments):
+    """The Gaussian's solve: OAS, one Cholesky factor (``shrinkage="auto"``)."""
+    s, target = oas_shrinkage(moments.scatter, moments.total)
+    return fit_gaussian(moments, s, True, target)
+
+
+def _time_once(run):
+    tic = time.perf_counter()
+    run()
+    return time.perf_counter() - tic
+
+
+def solve_against_cholesky(args):
+    print("\nThe solve against numpy's Cholesky of the same M×M, on the host (seconds, one "
+          f"run each; load average before: {os.getloadavg()[0]:.2f})\n")
+    print("| M | Cholesky | Gaussian before (eigh) | after | after / Cholesky | "
+          "least squares before (eigh) | after | after / Cholesky |")
+    print("|---|---|---|---|---|---|---|---|")
+    for m in args.host_sizes:
+        moments = moments_of_size(m)
+        targets = class_targets(10)
+        cholesky = _time_once(lambda: np.linalg.cholesky(moments.scatter))
+        g_before = _time_once(lambda: gaussian_before(moments))
+        g_after = _time_once(lambda: gaussian_after(moments))
+        ls_before = _time_once(lambda: least_squares_before(moments, targets))
+        ls_after = _time_once(lambda: host_solve(moments, targets))
+        print(f"| {m:,} | {cholesky:.2f} | {g_before:.2f} | {g_after:.2f} | "
+              f"{g_after / cholesky:.2f} | {ls_before:.2f} | {ls_after:.2f} | "
+              f"{ls_after / cholesky:.2f} |", flush=True)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 
 def _median_time(run, repeats):
@@ -125,11 +199,6 @@ def solve_on_device(args):
     import jax
     import jax.numpy as jnp
 
-    from skcl._exact.base import choose
-
-    def choose_min(alphas, scores, fallback):
-        return choose(alphas, scores, fallback, "min")
-
     print(f"\nThe least-squares solve through JAX, float64, on {jax.devices()[0]} "
           f"(median of {args.repeats})\n")
     print("| D | device eigh (s) | device solve (s) | solve / eigh | numpy solve on the host (s) |")
@@ -141,9 +210,8 @@ def solve_on_device(args):
             S = jnp.asarray(moments.scatter)
             eigh = _median_time(lambda S=S: jax.block_until_ready(jnp.linalg.eigh(S)),
                                 args.repeats)
-        solve = _median_time(
-            lambda m=moments, t=targets: solve_jax.ridge_gcv(m, t, RELATIVE_ALPHA_GRID, choose_min),
-            args.repeats)
+        solve = _median_time(lambda m=moments, t=targets: host_solve(m, t, solve_jax),
+                             args.repeats)
         host = (_median_time(lambda m=moments, t=targets: host_solve(m, t), 1)
                 if d <= args.host_max else float("nan"))
         print(f"| {d:,} | {eigh:.3f} | {solve:.3f} | {solve / eigh:.2f} | {host:.3f} |")
@@ -160,7 +228,11 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--host-max", type=int, default=5000,
                         help="largest D solved with numpy on the host too")
+    parser.add_argument("--host-sizes", type=int, nargs="*", default=[2000, 5000],
+                        help="M of the host's solve against Cholesky (2,000, 5,000, 10,000 for "
+                             "the issue's figures)")
     parser.add_argument("--skip-chunks", action="store_true")
+    parser.add_argument("--skip-device", action="store_true")
     args = parser.parse_args()
     import jax
     import scipy
@@ -171,7 +243,10 @@ def main():
           f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores")
     if not args.skip_chunks:
         solve_when_needed(args)
-    solve_on_device(args)
+    if args.host_sizes:
+        solve_against_cholesky(args)
+    if not args.skip_device:
+        solve_on_device(args)
 
 
 if __name__ == "__main__":

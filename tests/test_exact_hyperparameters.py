@@ -187,8 +187,7 @@ def test_default_gaussian_covariance_is_the_oas_shrunk_one():
     sigma = np.sqrt(np.diag(empirical))
     s = OAS(assume_centered=True).fit(centred / sigma).shrinkage_
     expected = (1 - s) * empirical + s * np.diag(np.diag(empirical))
-    fit = clf.gaussians_
-    ours = (fit.eigenvectors * fit.eigenvalues) @ fit.eigenvectors.T
+    ours = clf.gaussians_.covariances()
     np.testing.assert_allclose(clf.shrinkage_, s, rtol=1e-12)
     np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
 

@@ -18,21 +18,32 @@ Eldar and Hero (2010) of the correlation matrix, towards the diagonal of
 S/n, Σ = (1 − s)·S/n + s·diag(S/n), s a closed form in the traces of the
 correlation and of its square (:func:`oas_shrinkage`): it uses every row,
 holds none out, and depends on the sums only, so it adds exactly task by
-task. As an option, one eigendecomposition of S/n gives
-Σ(s) for every s at once, so the exact held-out log-likelihood of a whole
-grid of s costs one D³ factorisation (:func:`heldout_log_likelihood`).
+task. Scoring needs Σ only through Σ⁻¹(x − μ) and log det Σ, so the fit
+is one Cholesky factorisation of Σ (D³/3 flops), on the host or a JAX
+device (``linalg``); the spectrum serves where it is needed: as an
+option, one eigendecomposition of S/n gives Σ(s) for every s at once, so
+the exact held-out log-likelihood of a whole grid of s costs one D³
+factorisation (:func:`heldout_log_likelihood`), and a Σ that may be
+singular (s = 0 with fewer rows than features) has its eigenvalues raised
+to a floor.
 """
 
 from typing import NamedTuple
 
 import numpy as np
+import scipy.linalg
 
-__all__ = ["GaussianFit", "SHRINKAGE_GRID", "fit_gaussian", "heldout_log_likelihood",
-           "component_log_likelihoods", "oas_coefficient", "oas_shrinkage",
-           "squared_distances"]
+from . import linalg as host_linalg
+
+__all__ = ["FALLBACK_SHRINKAGE", "GaussianFit", "SHRINKAGE_GRID", "fit_gaussian",
+           "heldout_log_likelihood", "component_log_likelihoods", "oas_coefficient",
+           "oas_shrinkage", "squared_distances"]
 
 #: The values of s that ``shrinkage="heldout"`` chooses among.
 SHRINKAGE_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
+
+#: The s of ``shrinkage="heldout"`` when nothing could be scored (no row held out).
+FALLBACK_SHRINKAGE = 0.01
 
 # Eigenvalues of Σ(s) below this fraction of ν are raised to it: s = 0 with
 # fewer rows than features is singular, and its inverse would be noise.
@@ -54,10 +65,15 @@ class GaussianFit(NamedTuple):
     center : ndarray of shape (n_features,)
         The mean of all rows; inputs are centred on it before scoring, so
         that features with a large mean lose no precision.
-    eigenvalues : ndarray of shape (n_features,) or (n_components, n_features)
-        Of Σ(s): shared, or one row per component.
-    eigenvectors : ndarray of shape (n_features, n_features) or \
+    factors : ndarray of shape (n_features, n_features) or \
             (n_components, n_features, n_features)
+        Of Σ (shared) or of each Σ_g: its lower Cholesky factor L
+        (Σ = LLᵀ) where ``triangular``, else the whitening
+        V diag(λ)^(−1/2) of its floored spectrum (Σ⁻¹ = WWᵀ).
+    triangular : ndarray of bool of shape () or (n_components,)
+        Which factors are Cholesky factors.
+    log_dets : float or ndarray of shape (n_components,)
+        log det Σ_g.
     """
 
     keys: tuple
@@ -65,12 +81,41 @@ class GaussianFit(NamedTuple):
     log_priors: np.ndarray
     means: np.ndarray
     center: np.ndarray
-    eigenvalues: np.ndarray
-    eigenvectors: np.ndarray
+    factors: np.ndarray
+    triangular: np.ndarray
+    log_dets: object
 
     @property
     def shared(self):
-        return self.eigenvalues.ndim == 1
+        return self.factors.ndim == 2
+
+    def whiten(self, X, component=None):
+        """z with ‖z‖² = xᵀΣ⁻¹x for each row x: L⁻¹x, or Wᵀx.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+        component : int, optional
+            Which Σ_g, when not shared.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
+        factor, triangular = ((self.factors, self.triangular) if component is None
+                              else (self.factors[component], self.triangular[component]))
+        if triangular:
+            return scipy.linalg.solve_triangular(factor, X.T, lower=True,
+                                                 check_finite=False).T
+        return X @ factor
+
+    def covariances(self):
+        """Σ, or each Σ_g: ndarray of shape (n_features, n_features) or (n_components, …)."""
+        def one(factor, triangular):
+            return factor @ factor.T if triangular else np.linalg.inv(factor @ factor.T)
+        if self.shared:
+            return one(self.factors, self.triangular)
+        return np.array([one(F, t) for F, t in zip(self.factors, self.triangular)])
 
 
 def oas_coefficient(covariance, n):
@@ -145,7 +190,7 @@ def oas_shrinkage(scatter, n):
     return shrinkage, np.where(variances > 0, variances, fill)
 
 
-def _spectrum(scatter, n, eigh=np.linalg.eigh):
+def _spectrum(scatter, n, eigh=host_linalg.eigh):
     """Eigenvalues and eigenvectors of S/n, and ν = tr(S/n)/D."""
     covariance = scatter / n
     values, vectors = eigh(covariance)
@@ -157,29 +202,32 @@ def _shrunk(values, nu, s):
     return np.maximum((1 - s) * values + s * nu, _EIGENVALUE_FLOOR * nu)
 
 
-def _spectra(moments, shared, eigh=np.linalg.eigh):
-    """Per component (or once, shared): eigenvalues, eigenvectors and ν.
+def _factor(covariance, lowest, floor, linalg):
+    """Σ's factor, whether it is triangular, and log det Σ (see :class:`GaussianFit`).
 
-    ν is the pooled covariance's mean variance in both cases, so that a
-    component with one row still shrinks towards the data's own scale.
+    Cholesky when every eigenvalue is provably at least ``floor`` (the
+    shrinkage's part alone, ``lowest``, is): the floor would change
+    nothing. Otherwise, or where Σ is not numerically positive definite,
+    the spectrum with its eigenvalues raised to ``floor``.
     """
-    if shared:
-        return [_spectrum(moments.scatter, moments.total, eigh)]
-    nu = float(np.trace(moments.scatter)) / moments.total / moments.n_features or 1.0
-    return [(*_spectrum(S, n, eigh)[:2], nu)
-            for S, n in zip(moments.group_scatter, moments.counts)]
+    if lowest >= floor:
+        try:
+            L = linalg.cholesky(covariance)
+            return L, True, 2 * float(np.log(np.diag(L)).sum())
+        except np.linalg.LinAlgError:
+            pass
+    values, vectors = linalg.eigh(covariance)
+    values = np.maximum(values, floor)
+    return vectors / np.sqrt(values), False, float(np.log(values).sum())
 
 
-def _towards(scatter, n, shrinkage, target, eigh=np.linalg.eigh):
-    """Eigenvalues and eigenvectors of (1 − s)·S/n + s·diag(target)."""
-    covariance = (1 - shrinkage) * (scatter / n)
-    covariance[np.diag_indices_from(covariance)] += shrinkage * target
-    values, vectors = eigh(covariance)
-    return np.maximum(values, _EIGENVALUE_FLOOR * float(target.mean())), vectors
-
-
-def fit_gaussian(moments, shrinkage, shared=True, target=None, eigh=np.linalg.eigh):
+def fit_gaussian(moments, shrinkage, shared=True, target=None, linalg=host_linalg):
     """The components of ``moments`` with covariance Σ(shrinkage).
+
+    One Cholesky factorisation of Σ (or of each Σ_g); the spectrum, with
+    its eigenvalues raised to ``_EIGENVALUE_FLOOR`` of the target's mean,
+    where that floor could matter (s·min(target) below it: s = 0, or a
+    target spanning ten decades).
 
     Parameters
     ----------
@@ -192,29 +240,35 @@ def fit_gaussian(moments, shrinkage, shared=True, target=None, eigh=np.linalg.ei
         The diagonal covariance shrunk towards, Σ(s) = (1 − s)·S/n +
         s·diag(target) (per component, S and n its own, when not
         ``shared``); by default ν·I, ν = tr(S/n)/D of the pooled scatter.
-    eigh : callable, default=numpy.linalg.eigh
-        The symmetric eigensolver (:func:`.solve_jax.eigh` for the device).
+    linalg : module, default=:mod:`.linalg`
+        Where the D×D factorisations run (:mod:`.solve_jax` for JAX's device).
 
     Returns
     -------
     GaussianFit
     """
     if target is None:
-        spectra = _spectra(moments, shared, eigh)
-        values = np.array([_shrunk(v, nu, shrinkage) for v, _, nu in spectra])
-        vectors = np.array([V for _, V, _ in spectra])
-    else:
-        target = np.asarray(target, dtype=np.float64)
-        pairs = ([(moments.scatter, moments.total)] if shared
-                 else list(zip(moments.group_scatter, moments.counts)))
-        spectra = [_towards(S, n, shrinkage, target, eigh) for S, n in pairs]
-        values = np.array([v for v, _ in spectra])
-        vectors = np.array([V for _, V in spectra])
+        nu = float(np.trace(moments.scatter)) / moments.total / moments.n_features
+        target = np.full(moments.n_features, nu if nu > 0 else 1.0)
+    target = np.asarray(target, dtype=np.float64)
+    floor = _EIGENVALUE_FLOOR * float(target.mean())
+    pairs = ([(moments.scatter, moments.total)] if shared
+             else list(zip(moments.group_scatter, moments.counts)))
+    factors, triangular, log_dets = [], [], []
+    for S, n in pairs:
+        covariance = (1 - shrinkage) * (S / n)
+        covariance[np.diag_indices_from(covariance)] += shrinkage * target
+        factor, is_triangular, log_det = _factor(covariance, shrinkage * float(target.min()),
+                                                 floor, linalg)
+        factors.append(factor)
+        triangular.append(is_triangular)
+        log_dets.append(log_det)
+    factors, triangular, log_dets = np.array(factors), np.array(triangular), np.array(log_dets)
     if shared:
-        values, vectors = values[0], vectors[0]
+        factors, triangular, log_dets = factors[0], triangular[0], float(log_dets[0])
     center = moments.counts @ moments.means / moments.total
     return GaussianFit(moments.keys, moments.counts, np.log(moments.counts / moments.total),
-                       moments.means, center, values, vectors)
+                       moments.means, center, factors, triangular, log_dets)
 
 
 def component_log_likelihoods(fit, X):
@@ -230,8 +284,7 @@ def component_log_likelihoods(fit, X):
     ndarray of shape (n_samples, n_components)
     """
     d = fit.means.shape[1]
-    log_det = np.log(fit.eigenvalues).sum(axis=-1)
-    return fit.log_priors - 0.5 * (squared_distances(fit, X) + log_det + d * _LOG_2PI)
+    return fit.log_priors - 0.5 * (squared_distances(fit, X) + fit.log_dets + d * _LOG_2PI)
 
 
 def squared_distances(fit, X):
@@ -249,19 +302,18 @@ def squared_distances(fit, X):
     X = np.asarray(X, dtype=np.float64) - fit.center
     means = fit.means - fit.center
     if fit.shared:
-        # x and μ_g rotated into Σ's eigenbasis and whitened: one GEMM.
-        scale = 1 / np.sqrt(fit.eigenvalues)
-        Z, M = (X @ fit.eigenvectors) * scale, (means @ fit.eigenvectors) * scale
+        # x and μ_g whitened once each (a triangular solve), then one GEMM.
+        Z, M = fit.whiten(X), fit.whiten(means)
         squared = (Z**2).sum(1)[:, None] - 2 * Z @ M.T + (M**2).sum(1)[None, :]
         # Cancellation can leave −1e-12 where the distance is 0.
         return np.maximum(squared, 0)
     out = np.empty((len(X), len(means)))
-    for g, (values, vectors) in enumerate(zip(fit.eigenvalues, fit.eigenvectors)):
-        out[:, g] = ((((X - means[g]) @ vectors) / np.sqrt(values)) ** 2).sum(1)
+    for g in range(len(means)):
+        out[:, g] = (fit.whiten(X - means[g], g) ** 2).sum(1)
     return out
 
 
-def heldout_log_likelihood(train, heldout, grid, shared=True):
+def heldout_log_likelihood(train, heldout, grid, shared=True, linalg=host_linalg):
     """The exact mean log-likelihood of held-out rows, for each shrinkage.
 
     Each held-out row is scored by its own component's Gaussian fitted on
@@ -277,6 +329,9 @@ def heldout_log_likelihood(train, heldout, grid, shared=True):
         ``shared``.
     grid : sequence of float
         Shrinkage values s.
+    shared : bool, default=True
+    linalg : module, default=:mod:`.linalg`
+        Where the eigendecompositions run (:mod:`.solve_jax` for JAX's device).
 
     Returns
     -------
@@ -289,7 +344,7 @@ def heldout_log_likelihood(train, heldout, grid, shared=True):
     index = {key: i for i, key in enumerate(train.keys)}
     matched = [(j, index[key]) for j, key in enumerate(heldout.keys) if key in index]
     if shared:
-        values, vectors, nu = _spectrum(train.scatter, train.total)
+        values, vectors, nu = _spectrum(train.scatter, train.total, linalg.eigh)
         A = heldout.scatter.copy()
         for j, i in matched:
             delta = heldout.means[j] - train.means[i]
@@ -299,10 +354,10 @@ def heldout_log_likelihood(train, heldout, grid, shared=True):
         e = np.array([_shrunk(values, nu, s) for s in grid])
         total = -0.5 * (rows * (d * _LOG_2PI + np.log(e).sum(1)) + (a / e).sum(1))
         return total / rows if rows > 0 else np.full(len(grid), np.nan)
-    nu = _spectrum(train.scatter, train.total)[2]
+    nu = float(np.trace(train.scatter)) / train.total / d or 1.0
     total, rows = np.zeros(len(grid)), 0.0
     for j, i in matched:
-        values, vectors = _spectrum(train.group_scatter[i], train.counts[i])[:2]
+        values, vectors = _spectrum(train.group_scatter[i], train.counts[i], linalg.eigh)[:2]
         delta = heldout.means[j] - train.means[i]
         A = heldout.group_scatter[j] + heldout.counts[j] * np.outer(delta, delta)
         a = np.einsum("ij,ij->j", vectors, A @ vectors)

@@ -13,23 +13,35 @@ intercept is not penalised). The loss is quadratic in (B, b), so the
 moments *are* the previous loss, and AQC's quadratic stand-in of it is
 exact: AQC with a Gaussian likelihood on a fixed linear model is this.
 
-One eigendecomposition S = V diag(λ) Vᵀ gives B(α) = V diag(1/(λ+α)) VᵀC
-for every α, and with it, for a whole grid of α, the generalised
-cross-validation score of all the rows (:func:`gcv_scores`, the default
-rule, needing no row held out) and the exact squared error of held-out
-rows (:func:`heldout_squared_error`, the rule kept as an option).
+With S = V diag(λ) Vᵀ, B(α) = V diag(1/(λ+α)) VᵀC for every α, and the
+generalised cross-validation score of all the rows (:func:`gcv_scores`,
+the default rule, needing no row held out) needs only λ and the K columns
+VᵀC, which a tridiagonal reduction of S gives without V
+(:func:`ridge_spectrum`, about four Cholesky factorisations' flops); the
+exact squared error of held-out rows (:func:`heldout_squared_error`, the
+rule kept as an option) needs V itself. The D×D steps run in the
+``linalg`` module given (:mod:`.linalg` on the host, :mod:`.solve_jax` on
+JAX's device); everything else is this module's, for both.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID", "class_targets", "fit_ridge",
-           "gcv_scores", "heldout_squared_error", "ridge_spectrum"]
+from . import linalg as host_linalg
+from .linalg import Tridiagonal, tridiagonal_eigh
+
+__all__ = ["FALLBACK_RELATIVE_ALPHA", "RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID",
+           "alpha_scale", "class_targets", "fit_from_spectrum", "fit_ridge", "gcv_scores",
+           "heldout_squared_error", "ridge_spectrum"]
 
 #: ``alpha="auto"`` (GCV) and "heldout" choose α = c · tr(S)/D among these c: relative to the
 #: mean eigenvalue of S, so the grid fits features of any scale.
 RELATIVE_ALPHA_GRID = tuple(10.0 ** np.arange(-7, 1.5, 0.5))
+
+#: The c of α = c · tr(S)/D when no α of the grid could be scored (nothing
+#: held out, or every GCV score infinite).
+FALLBACK_RELATIVE_ALPHA = 1e-3
 
 #: GCV scores only the α whose mean leverage tr H(α)/n is at most this.
 #: GCV stands each row's 1 − h_ii by their mean 1 − tr H/n; as tr H nears
@@ -79,7 +91,7 @@ def _centred(moments, targets):
     return x_bar, t_bar, S, C
 
 
-def fit_ridge(moments, targets, alpha):
+def fit_ridge(moments, targets, alpha, linalg=host_linalg):
     """Ridge regression of ``targets`` (one row per group) at strength α.
 
     Parameters
@@ -90,19 +102,30 @@ def fit_ridge(moments, targets, alpha):
         Each group's target row.
     alpha : float
         α > 0, or 0 when S is invertible.
+    linalg : module, default=:mod:`.linalg`
+        Where the D×D solve runs (:mod:`.solve_jax` for JAX's device).
 
     Returns
     -------
     RidgeFit
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When S + αI is singular (α = 0 and fewer rows than features).
     """
     x_bar, t_bar, S, C = _centred(moments, targets)
     S[np.diag_indices_from(S)] += alpha
-    coef = np.linalg.solve(S, C)
+    coef = linalg.solve(S, C)
     return RidgeFit(coef, t_bar - x_bar @ coef)
 
 
 class RidgeSpectrum(NamedTuple):
-    """The ridge problem of some class moments in S's eigenbasis.
+    """The ridge problem of some class moments in S's eigenbasis, without the eigenvectors.
+
+    S = V diag(λ) Vᵀ is kept as Householder's reduction S = Q T Qᵀ and
+    T = U diag(λ) Uᵀ (V = QU, never formed): GCV reads λ and VᵀC, a fit
+    needs V·z for K columns z.
 
     Attributes
     ----------
@@ -110,53 +133,73 @@ class RidgeSpectrum(NamedTuple):
     t_bar : ndarray of shape (n_targets,)
     values : ndarray of shape (n_features,)
         λ_j, the eigenvalues of the centred scatter S (clipped at 0).
-    vectors : ndarray of shape (n_features, n_features)
-        V, its eigenvectors (columns).
     projected : ndarray of shape (n_features, n_targets)
         VᵀC, the cross-scatter in the eigenbasis.
     total_squares : float
         Σ_i w_i ‖t_i − t̄‖², the residual sum of squares of the intercept alone.
     n : float
         Σ_i w_i, the rows' total weight.
+    reduction : Tridiagonal
+        Q (its reflectors) and T.
+    tridiagonal_vectors : ndarray of shape (n_features, n_features)
+        U, T's eigenvectors.
+    linalg : module
+        :mod:`.linalg` or :mod:`.solve_jax`, which holds ``reduction``.
     """
 
     x_bar: np.ndarray
     t_bar: np.ndarray
     values: np.ndarray
-    vectors: np.ndarray
     projected: np.ndarray
     total_squares: float
     n: float
+    reduction: Tridiagonal
+    tridiagonal_vectors: np.ndarray
+    linalg: object
 
     @property
     def scale(self):
         """tr(S)/D = mean λ_j, the unit of ``RELATIVE_ALPHA_GRID`` (1 when S = 0)."""
         return float(self.values.mean()) or 1.0
 
+    def from_eigenbasis(self, z):
+        """V·z = Q(U·z), for z of shape (n_features, k)."""
+        return self.linalg.rotate(self.reduction, self.tridiagonal_vectors @ z)
 
-def ridge_spectrum(moments, targets):
-    """One eigendecomposition of S, and what every α's fit and score need.
+
+def ridge_spectrum(moments, targets, linalg=host_linalg):
+    """S's eigenvalues and VᵀC, what every α's fit and score need, at about 4 Choleskys' cost.
+
+    Householder's reduction S = Q T Qᵀ (the one D³ step, 4D³/3 flops), T's
+    eigen-decomposition T = U diag(λ) Uᵀ (O(D²) in practice) and
+    VᵀC = Uᵀ(QᵀC), Q applied to the K columns of C only: the eigenvalues
+    and VᵀC of ``numpy.linalg.eigh``'s V = QU, without forming V.
 
     Parameters
     ----------
     moments : GroupMoments
         One group per class.
     targets : ndarray of shape (n_groups, n_targets)
+    linalg : module, default=:mod:`.linalg`
+        Where the D×D work runs (:mod:`.solve_jax` for JAX's device).
 
     Returns
     -------
     RidgeSpectrum
     """
     x_bar, t_bar, S, C = _centred(moments, targets)
-    values, vectors = np.linalg.eigh(S)
+    reduction = linalg.tridiagonal(S)
+    del S
+    values, U = tridiagonal_eigh(reduction.diagonal, reduction.off_diagonal)
+    projected = U.T @ linalg.rotate(reduction, C, transpose=True)
     total_squares = float(moments.counts @ ((targets - t_bar) ** 2).sum(1))
-    return RidgeSpectrum(x_bar, t_bar, np.clip(values, 0, None), vectors, vectors.T @ C,
-                         total_squares, moments.total)
+    return RidgeSpectrum(x_bar, t_bar, np.clip(values, 0, None), projected, total_squares,
+                         moments.total, reduction, U, linalg)
 
 
 def fit_from_spectrum(spectrum, alpha):
     """The ridge fit at α > 0 from :func:`ridge_spectrum`: B = V diag(1/(λ+α)) VᵀC."""
-    coef = spectrum.vectors @ (spectrum.projected / (spectrum.values + alpha)[:, None])
+    coef = spectrum.from_eigenbasis(spectrum.projected / (spectrum.values + alpha)[:, None])
     return RidgeFit(coef, spectrum.t_bar - spectrum.x_bar @ coef)
 
 
@@ -168,11 +211,14 @@ def gcv_scores(spectrum, alphas):
     of the fit with its unpenalised intercept, tr H = 1 + Σ_j λ_j/(λ_j+α),
     and with c_j the rows of VᵀC,
 
-        RSS(α) = Σ_i w_i ‖t_i − t̄ − Bᵀ(x_i − x̄)‖² = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²,
+        RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²,
 
     summed over the targets (one α for all). Both need only the
     eigenvalues and VᵀC: each α costs O(D·n_targets). With weights, n is
     their sum, so an integer weight counts as that many copies of a row.
+    Computed in units of tr(S)/D (λ/σ, α/σ, ‖c_j‖²/σ), where every term is
+    of order one: the scores are the same for X and X·10^k (the squares
+    α² of the cancellation-free form would under- or overflow otherwise).
 
     Parameters
     ----------
@@ -187,18 +233,20 @@ def gcv_scores(spectrum, alphas):
         exceeds ``MAX_MEAN_LEVERAGE`` (0.8), where GCV no longer stands
         for leave-one-out.
     """
-    return _gcv(np, spectrum.values, spectrum.projected, spectrum.total_squares, spectrum.n,
-                np.asarray(alphas, dtype=np.float64))
+    unit = spectrum.scale
+    power = ((spectrum.projected / np.sqrt(unit)) ** 2).sum(1)  # ‖c_j‖²/σ
+    return _gcv(spectrum.values / unit, power, spectrum.total_squares, spectrum.n,
+                np.asarray(alphas, dtype=np.float64) / unit)
 
 
-def _gcv(xp, values, projected, total_squares, n, alphas):
-    """:func:`gcv_scores` with the array module ``xp`` (numpy or jax.numpy)."""
+def _gcv(values, power, total_squares, n, alphas):
+    """:func:`gcv_scores` from λ_j, ‖c_j‖² and α, all in one unit."""
     # Eigenvalues at rounding level are null directions (numpy's matrix_rank
     # tolerance): C has no part there, and they add nothing to tr H.
     positive = values > values.max() * len(values) * np.finfo(np.float64).eps
-    values = xp.where(positive, values, 0.0)
-    inverse = xp.where(positive, 1 / xp.where(positive, values, 1.0), 0.0)
-    power = (projected**2).sum(1) * positive  # ‖c_j‖²
+    values = np.where(positive, values, 0.0)
+    inverse = np.where(positive, 1 / np.where(positive, values, 1.0), 0.0)
+    power = power * positive
     shrink = values[None, :] + alphas[:, None]  # λ_j + α
     # RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²: accurate while the
     # residual is not small beside Σ‖r‖². When the rows are fitted exactly
@@ -207,14 +255,14 @@ def _gcv(xp, values, projected, total_squares, n, alphas):
     # the first form would be rounding there and GCV would pick the
     # smallest α.
     residual_at_zero = total_squares - (power * inverse).sum()
-    exact_fit = residual_at_zero <= 1e-10 * total_squares
-    small = (alphas[:, None] ** 2 * inverse[None, :] / shrink**2) @ power
-    large = xp.clip(total_squares - ((values[None, :] + 2 * alphas[:, None]) / shrink**2)
-                    @ power, 0, None)
-    rss = xp.where(exact_fit, small, large)
+    if residual_at_zero <= 1e-10 * total_squares:
+        rss = (alphas[:, None] ** 2 * inverse[None, :] / shrink**2) @ power
+    else:
+        rss = np.clip(total_squares - ((values[None, :] + 2 * alphas[:, None]) / shrink**2)
+                      @ power, 0, None)
     free = n - 1 - (values[None, :] / shrink).sum(1)  # n − tr H
     scored = free >= (1 - MAX_MEAN_LEVERAGE) * n
-    return xp.where(scored, n * rss / xp.where(scored, free, 1) ** 2, xp.inf)
+    return np.where(scored, n * rss / np.where(scored, free, 1) ** 2, np.inf)
 
 
 def alpha_scale(moments, targets):
@@ -223,13 +271,17 @@ def alpha_scale(moments, targets):
     return float(np.trace(S)) / len(S) or 1.0
 
 
-def heldout_squared_error(train, train_targets, heldout, heldout_targets, alphas):
+def heldout_squared_error(train, train_targets, heldout, heldout_targets, alphas,
+                          linalg=host_linalg):
     """The exact mean squared error of held-out rows, for each α.
 
     Σ_i ‖t_i − Bᵀ(x_i − x̄) − t̄‖² over the held-out rows, from their class
     moments: with u = x − x̄ and r = t − t̄, it is Σ‖r‖² − 2 tr(BᵀΣ u rᵀ) +
     tr(BᵀΣ u uᵀ B), and in S's eigenbasis B(α) = V diag(1/(λ+α)) VᵀC, so
-    each α costs O(D²) after one eigendecomposition.
+    each α costs O(D²) after one eigendecomposition. Computed with the
+    scatters in units of σ = tr(S)/D and the cross-scatters in units of √σ,
+    so that X and X·10^k give the same errors (the fourth powers of X's
+    unit would under- or overflow).
 
     Returns
     -------
@@ -241,18 +293,19 @@ def heldout_squared_error(train, train_targets, heldout, heldout_targets, alphas
     if m <= 0:
         return np.full(len(alphas), np.nan)
     x_bar, t_bar, S, C = _centred(train, train_targets)
-    values, V = np.linalg.eigh(S)
+    unit = float(np.trace(S)) / len(S) or 1.0
+    values, V = linalg.eigh(S / unit)
     values = np.clip(values, 0, None)
     offsets = heldout.means - x_bar
     residual_targets = heldout_targets - t_bar
     spread = offsets * np.sqrt(heldout.counts)[:, None]
-    A = heldout.scatter + spread.T @ spread
+    A = (heldout.scatter + spread.T @ spread) / unit
     B = (offsets * heldout.counts[:, None]).T @ residual_targets
-    Ct, Bt = V.T @ C, V.T @ B
+    Ct, Bt = V.T @ (C / np.sqrt(unit)), V.T @ (B / np.sqrt(unit))
     AG = (V.T @ A @ V) * (Ct @ Ct.T)
     constant = float(heldout.counts @ (residual_targets**2).sum(1))
     errors = []
-    for alpha in alphas:
+    for alpha in np.asarray(alphas, dtype=np.float64) / unit:
         q = 1 / np.maximum(values + alpha, np.finfo(float).tiny)
         errors.append(constant - 2 * float(q @ (Ct * Bt).sum(1)) + float(q @ AG @ q))
     return np.asarray(errors) / m

@@ -409,8 +409,7 @@ def student_t_log_likelihoods(fit, shrinkage, X):
     counts = np.asarray(fit.counts, dtype=np.float64)
     # The rows behind each component's covariance: all of them when shared.
     rows = np.full(len(counts), counts.sum()) if fit.shared else counts
-    log_det = (np.log(fit.eigenvalues).sum() if fit.shared
-               else np.log(fit.eigenvalues).sum(axis=1))
+    log_det = fit.log_dets
     squared = squared_distances(fit, X)
     if shrinkage >= 1:  # Σ known: only the mean's uncertainty is left
         scale = 1 + 1 / counts

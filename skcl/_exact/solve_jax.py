@@ -1,28 +1,25 @@
-"""The exact family's solve through JAX, in float64, on JAX's default device.
+"""The exact family's D×D linear algebra through JAX, in float64, on JAX's default device.
 
-The solve is the same mathematics as on the host (:mod:`.least_squares`,
-:mod:`.gaussian`): one eigendecomposition of a D×D matrix, the
-hyperparameter's scores from its eigenvalues, and the coefficients. Here
-the D×D work (``eigh``, the products with V) runs through ``jax.numpy``
-on JAX's default device, a GPU when there is one, where an
-eigendecomposition of 5,000² takes a twentieth of the host's time; only
-D-sized and D×n_targets results come back for least squares (the
-eigenvectors stay on the device), the eigenvectors too for the Gaussian
-classifier, whose scoring needs them.
+The same functions as :mod:`.linalg` (the host's), for the solves of
+:mod:`.gaussian` and :mod:`.least_squares`, which take either module as
+their ``linalg``: the D×D work runs through ``jax.lax.linalg`` on JAX's
+default device, a GPU when there is one, and only what the rest of the
+solve reads comes back (T's diagonals and D×K products for least squares,
+the Cholesky factor for the Gaussian, whose scoring on the host needs it);
+Q's reflectors stay on the device.
 
 Everything is float64, switched on for these calls only with JAX's scoped
 ``jax.enable_x64`` context (a thread-local setting): importing skcl changes
 no process-wide JAX state, and the rest of skcl keeps JAX's float32.
-Results equal the numpy path's up to the rounding of another
-eigensolver (tested on the CPU: 1e-9 relative on the coefficients at
-D = 2,000, well conditioned).
+Results equal the host's up to the rounding of other kernels (tested on
+the CPU: ``tests/test_exact_device.py``).
 """
 
 import numpy as np
 
-from .least_squares import RidgeFit, _centred, _gcv
+from .linalg import Tridiagonal
 
-__all__ = ["eigh", "ridge_fixed", "ridge_gcv"]
+__all__ = ["cholesky", "eigh", "rotate", "solve", "tridiagonal"]
 
 
 def _jax():
@@ -50,50 +47,62 @@ def eigh(matrix):
         return np.asarray(values), np.asarray(vectors)
 
 
-def ridge_gcv(moments, targets, relative_grid, choose):
-    """Ridge at the α that GCV chooses, solved on the device.
+def cholesky(matrix):
+    """L, lower triangular, with ``matrix`` = L Lᵀ, on the device (as :func:`.linalg.cholesky`).
 
-    Parameters
-    ----------
-    moments : GroupMoments
-        One group per class.
-    targets : ndarray of shape (n_groups, n_targets)
-    relative_grid : sequence of float
-        c in α = c · tr(S)/D.
-    choose : callable
-        ``choose(alphas, scores, fallback)``: the α to use (the host's
-        rule, so both paths choose alike).
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``matrix`` is not numerically positive definite (JAX gives NaN).
+    """
+    jax, jnp = _jax()
+    with jax.enable_x64(True):
+        factor = np.asarray(jnp.linalg.cholesky(jnp.asarray(matrix, dtype=jnp.float64)))
+    if not np.isfinite(factor).all():
+        raise np.linalg.LinAlgError("Matrix is not positive definite.")
+    return factor
+
+
+def solve(matrix, rhs):
+    """``matrix⁻¹ rhs`` on the device (as :func:`.linalg.solve`).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``matrix`` is singular (numpy raises; JAX gives NaN or inf).
+    """
+    jax, jnp = _jax()
+    with jax.enable_x64(True):
+        out = np.asarray(jnp.linalg.solve(jnp.asarray(matrix, dtype=jnp.float64),
+                                          jnp.asarray(rhs, dtype=jnp.float64)))
+    if not np.isfinite(out).all():
+        raise np.linalg.LinAlgError("Singular matrix.")
+    return out
+
+
+def tridiagonal(matrix):
+    """Householder's reduction S = Q T Qᵀ on the device (as :func:`.linalg.tridiagonal`).
 
     Returns
     -------
-    fit : RidgeFit
-    alpha : float
-    scores : ndarray of shape (len(relative_grid),)
-        GCV(α), as :func:`.least_squares.gcv_scores`.
+    Tridiagonal
+        T's diagonals on the host, Q's reflectors on the device.
     """
     jax, jnp = _jax()
-    x_bar, t_bar, S, C = _centred(moments, targets)
-    total_squares = float(moments.counts @ ((targets - t_bar) ** 2).sum(1))
     with jax.enable_x64(True):
-        values, vectors = jnp.linalg.eigh(jnp.asarray(S))
-        values = jnp.clip(values, 0, None)
-        projected = vectors.T @ jnp.asarray(C)
-        scale = float(values.mean()) or 1.0
-        alphas = np.asarray(relative_grid) * scale
-        scores = np.asarray(_gcv(jnp, values, projected, total_squares, moments.total,
-                                 jnp.asarray(alphas)))
-        alpha = float(choose(alphas, scores, 1e-3 * scale))
-        coef = np.asarray(vectors @ (projected / (values + alpha)[:, None]))
-    return RidgeFit(coef, t_bar - x_bar @ coef), alpha, scores
+        reduced, diagonal, off, taus = jax.lax.linalg.tridiagonal(
+            jnp.asarray(matrix, dtype=jnp.float64), lower=True)
+        return Tridiagonal(np.asarray(diagonal), np.asarray(off), reduced[1:, :-1], taus)
 
 
-def ridge_fixed(moments, targets, alpha):
-    """Ridge at a given α, solved on the device (as :func:`.least_squares.fit_ridge`)."""
+def rotate(reduction, columns, transpose=False):
+    """Q·Z, or Qᵀ·Z with ``transpose``, on the device (as :func:`.linalg.rotate`)."""
     jax, jnp = _jax()
-    x_bar, t_bar, S, C = _centred(moments, targets)
-    S[np.diag_indices_from(S)] += alpha
+    out = np.array(columns, dtype=np.float64)
+    if len(out) < 2 or out.shape[1] == 0:
+        return out
     with jax.enable_x64(True):
-        coef = np.asarray(jnp.linalg.solve(jnp.asarray(S), jnp.asarray(C)))
-    if not np.isfinite(coef).all():  # numpy raises on a singular S; JAX gives NaN
-        raise np.linalg.LinAlgError("Singular matrix: alpha=0 needs an invertible scatter.")
-    return RidgeFit(coef, t_bar - x_bar @ coef)
+        out[1:] = np.asarray(jax.lax.linalg.ormqr(reduction.reflectors, reduction.taus,
+                                                  jnp.asarray(out[1:]), left=True,
+                                                  transpose=transpose))
+    return out

@@ -11,6 +11,7 @@ scikit-learn's model, not continue skcl's sequence).
 """
 
 import numpy as np
+import scipy.linalg
 from sklearn.discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
@@ -90,9 +91,9 @@ def gaussian_to_discriminant_analysis(clf, input_scale=1.0):
     posterior) → LinearDiscriminantAnalysis, or QuadraticDiscriminantAnalysis
     with one covariance per class.
 
-    Σ comes from the fit's eigendecomposition (``gaussians_``: ``center``,
-    ``eigenvalues``, ``eigenvectors``), the means and priors from the
-    public ``means_``, ``priors_`` and ``component_classes_``.
+    Σ comes from the fit's factors (``gaussians_``: ``center`` and
+    ``covariances()``), the means and priors from the public ``means_``,
+    ``priors_`` and ``component_classes_``.
     """
     _check_classes(clf, type(clf).__name__)
     blockers = list(_gaussian_blockers(clf))
@@ -128,14 +129,16 @@ def _qda(clf, order, input_scale):
     """log π_c − ½ log det Σ_c − ½(x − μ_c)ᵀΣ_c⁻¹(x − μ_c): scikit-learn's QDA
     from each class's eigendecomposition Σ_c = R_c diag(S_c) R_cᵀ (its
     ``rotations_`` and ``scalings_``), without skcl's −D/2·log 2π, which
-    every class shares."""
-    fit = clf.gaussians_
+    every class shares. skcl keeps a Cholesky factor of each Σ_c; the
+    spectrum QDA stores is computed here, once."""
+    covariances = clf.gaussians_.covariances()
+    spectra = [np.linalg.eigh(covariances[g]) for g in order]
     qda = QuadraticDiscriminantAnalysis()
     qda.classes_ = clf.classes_.copy()
     qda.means_ = clf.means_[order] * input_scale
     qda.priors_ = clf.priors_[order].copy()
-    qda.rotations_ = [fit.eigenvectors[g].copy() for g in order]
-    qda.scalings_ = [fit.eigenvalues[g] * input_scale**2 for g in order]
+    qda.rotations_ = [vectors for _, vectors in spectra]
+    qda.scalings_ = [values * input_scale**2 for values, _ in spectra]
     _copy_input_attributes(clf, qda)
     return qda
 
@@ -152,12 +155,12 @@ def _lda(clf, order, input_scale):
     fit = clf.gaussians_
     means, log_priors = clf.means_[order], np.log(clf.priors_[order])
     center = fit.center
-    # W whitens: Σ⁻¹ = W Wᵀ, W = V Λ^(−1/2).
-    whiten = fit.eigenvectors / np.sqrt(fit.eigenvalues)
-    rotated = (means - center) @ whiten
-    coef = rotated @ whiten.T
+    # z = whiten(μ_c − center) has ‖z‖² = (μ_c − center)ᵀΣ⁻¹(μ_c − center).
+    centred = means - center
+    rotated = fit.whiten(centred)
+    covariance = fit.covariances()
+    coef = scipy.linalg.solve(covariance, centred.T, assume_a="pos").T
     intercept = log_priors - 0.5 * (rotated**2).sum(axis=1) - coef @ center
-    covariance = (fit.eigenvectors * fit.eigenvalues) @ fit.eigenvectors.T
     if len(clf.classes_) == 2:
         coef, intercept = _binary(coef, intercept)
     lda = LinearDiscriminantAnalysis(solver="lsqr")

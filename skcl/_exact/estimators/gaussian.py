@@ -7,10 +7,12 @@ import numpy as np
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
+from .. import linalg as host_linalg
 from .. import solve_jax
 from ..base import ExactClassifier, choose
 from ..components import component_keys
 from ..gaussian import (
+    FALLBACK_SHRINKAGE,
     SHRINKAGE_GRID,
     component_log_likelihoods,
     fit_gaussian,
@@ -204,6 +206,7 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         everything = merge(moments, heldout)
         key = self._component_key(everything)
         components = coarsen(everything, key)
+        linalg = solve_jax if self._on_device() else host_linalg
         shrinkage, scores, target = self.shrinkage, None, None
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
@@ -212,10 +215,9 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0:
-                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared)
-            shrinkage = choose(SHRINKAGE_GRID, scores, 0.01, "max")
-        eigh = solve_jax.eigh if self._on_device() else np.linalg.eigh
-        fit = fit_gaussian(components, float(shrinkage), shared, target, eigh)
+                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared, linalg)
+            shrinkage = choose(SHRINKAGE_GRID, scores, FALLBACK_SHRINKAGE, "max")
+        fit = fit_gaussian(components, float(shrinkage), shared, target, linalg)
         labels = np.array(components.labels, dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,

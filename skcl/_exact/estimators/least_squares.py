@@ -7,9 +7,11 @@ import numpy as np
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
+from .. import linalg as host_linalg
 from .. import solve_jax
 from ..base import ExactClassifier, all_moments, choose
 from ..least_squares import (
+    FALLBACK_RELATIVE_ALPHA,
     RELATIVE_ALPHA_GRID,
     alpha_scale,
     class_targets,
@@ -164,19 +166,15 @@ class LeastSquaresClassifier(ExactClassifier):
 
     def _solve(self, moments, heldout):
         everything, targets = self._by_class(merge(moments, heldout))
+        linalg = solve_jax if self._on_device() else host_linalg
         alpha, scores = self.alpha, None
-        device = self._on_device()
-        if alpha == "auto" and device:
-            fit, alpha, scores = solve_jax.ridge_gcv(
-                everything, targets, RELATIVE_ALPHA_GRID,
-                lambda alphas, scores, fallback: choose(alphas, scores, fallback, "min"))
-        elif alpha == "auto":
-            # GCV of every row, from the one eigendecomposition that also
+        if alpha == "auto":
+            # GCV of every row, from the one tridiagonal reduction that also
             # gives the coefficients.
-            spectrum = ridge_spectrum(everything, targets)
+            spectrum = ridge_spectrum(everything, targets, linalg)
             alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
             scores = gcv_scores(spectrum, alphas)
-            alpha = choose(alphas, scores, 1e-3 * spectrum.scale, "min")
+            alpha = choose(alphas, scores, FALLBACK_RELATIVE_ALPHA * spectrum.scale, "min")
             fit = fit_from_spectrum(spectrum, float(alpha))
         else:
             if alpha == "heldout":
@@ -186,11 +184,10 @@ class LeastSquaresClassifier(ExactClassifier):
                     alphas = (np.asarray(RELATIVE_ALPHA_GRID)
                               * alpha_scale(learned, learned_targets))
                     scores = heldout_squared_error(learned, learned_targets, held,
-                                                   held_targets, alphas)
-                relative = choose(RELATIVE_ALPHA_GRID, scores, 1e-3, "min")
+                                                   held_targets, alphas, linalg)
+                relative = choose(RELATIVE_ALPHA_GRID, scores, FALLBACK_RELATIVE_ALPHA, "min")
                 alpha = relative * alpha_scale(everything, targets)
-            fit = (solve_jax.ridge_fixed if device else fit_ridge)(everything, targets,
-                                                                   float(alpha))
+            fit = fit_ridge(everything, targets, float(alpha), linalg)
         return {
             "coef_": fit.coef.T,
             "intercept_": fit.intercept,
