@@ -129,16 +129,23 @@ def _qda(clf, order, input_scale):
     """log π_c − ½ log det Σ_c − ½(x − μ_c)ᵀΣ_c⁻¹(x − μ_c): scikit-learn's QDA
     from each class's eigendecomposition Σ_c = R_c diag(S_c) R_cᵀ (its
     ``rotations_`` and ``scalings_``), without skcl's −D/2·log 2π, which
-    every class shares. skcl keeps a Cholesky factor of each Σ_c; the
-    spectrum QDA stores is computed here, once."""
-    covariances = clf.gaussians_.covariances()
-    spectra = [np.linalg.eigh(covariances[g]) for g in order]
+    every class shares."""
+    fit = clf.gaussians_
+    d = fit.means.shape[1]
     qda = QuadraticDiscriminantAnalysis()
     qda.classes_ = clf.classes_.copy()
     qda.means_ = clf.means_[order] * input_scale
     qda.priors_ = clf.priors_[order].copy()
-    qda.rotations_ = [vectors for _, vectors in spectra]
-    qda.scalings_ = [values * input_scale**2 for values, _ in spectra]
+    # QDA scores ‖(x − μ)ᵀR S^(−1/2)‖² + Σ log S: any R, S with
+    # R diag(S)⁻¹ Rᵀ = Σ⁻¹ and Σ log S = log det Σ give the same function.
+    # R = W c, S = c² (W the fit's whitening, c² = det(Σ)^(1/D)) is exact
+    # from skcl's factor, where an eigendecomposition of Σ would lose
+    # cond(Σ)·ε.
+    qda.rotations_, qda.scalings_ = [], []
+    for g in order:
+        c2 = np.exp(fit.log_dets[g] / d)
+        qda.rotations_.append(_whitening(fit, g) * np.sqrt(c2) / input_scale)
+        qda.scalings_.append(np.full(d, c2))
     _copy_input_attributes(clf, qda)
     return qda
 
@@ -155,12 +162,12 @@ def _lda(clf, order, input_scale):
     fit = clf.gaussians_
     means, log_priors = clf.means_[order], np.log(clf.priors_[order])
     center = fit.center
-    # z = whiten(μ_c − center) has ‖z‖² = (μ_c − center)ᵀΣ⁻¹(μ_c − center).
-    centred = means - center
-    rotated = fit.whiten(centred)
-    covariance = fit.covariances()
-    coef = scipy.linalg.solve(covariance, centred.T, assume_a="pos").T
+    # Σ⁻¹(μ_c − center) through skcl's own factor: W Wᵀ = Σ⁻¹.
+    whitening = _whitening(fit)
+    rotated = (means - center) @ whitening
+    coef = rotated @ whitening.T
     intercept = log_priors - 0.5 * (rotated**2).sum(axis=1) - coef @ center
+    covariance = fit.covariances()
     if len(clf.classes_) == 2:
         coef, intercept = _binary(coef, intercept)
     lda = LinearDiscriminantAnalysis(solver="lsqr")
@@ -172,6 +179,16 @@ def _lda(clf, order, input_scale):
     lda.covariance_ = covariance * input_scale**2
     _copy_input_attributes(clf, lda)
     return lda
+
+
+def _whitening(fit, component=None):
+    """W with Σ⁻¹ = W Wᵀ from the fit's factor: L⁻ᵀ for a Cholesky factor L."""
+    factor, triangular = ((fit.factors, fit.triangular) if component is None
+                          else (fit.factors[component], fit.triangular[component]))
+    if triangular:
+        identity = np.eye(len(factor))
+        return scipy.linalg.solve_triangular(factor, identity, lower=True).T
+    return factor
 
 
 # -------------------------------------------------------------- least squares
