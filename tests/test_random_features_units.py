@@ -179,3 +179,83 @@ def test_auto_backend_is_numpy_on_a_cpu(digits):
 
     features = RandomFeatures(20, random_state=0).fit(digits[0][:10])
     assert features.backend_ == ("numpy" if jax.default_backend() == "cpu" else "jax")
+
+
+# ------------------------------------------------------------ Dask (issue 40, item 3)
+
+def _digit_tasks(digits):
+    """CI Split digits: five tasks of two classes, as (X, y) in memory."""
+    X, y = digits
+    return [(X[y // 2 == t], y[y // 2 == t]) for t in range(5)]
+
+
+@pytest.mark.parametrize("scale", ["auto", 2.0])
+def test_a_dask_array_gives_a_lazy_dask_array_of_the_same_features(digits, scale):
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X = digits[0][:300]
+    features = RandomFeatures(120, scale=scale, random_state=0).fit(X)
+    computed = []
+
+    def block(start):
+        computed.append(start)
+        return X[start:start + 70]
+
+    lazy_X = da.concatenate([da.from_delayed(dask.delayed(block)(s), (len(X[s:s + 70]), 64),
+                                             dtype=X.dtype) for s in range(0, 300, 70)])
+    out = features.transform(lazy_X)
+    assert isinstance(out, da.Array) and not computed  # nothing ran yet
+    assert out.dtype == np.float32 and out.shape == (300, 120)
+    assert out.chunks == ((70, 70, 70, 70, 20), (120,))
+    np.testing.assert_array_equal(out.compute(), features.transform(X))
+    # Features chunked along their columns are rechunked to whole rows.
+    np.testing.assert_array_equal(features.transform(da.from_array(X, chunks=(50, 10))),
+                                  features.transform(X))
+
+
+def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits):
+    da = pytest.importorskip("dask.array")
+    X = digits[0][:300]
+    memory = RandomFeatures(50, random_state=0).fit(X)
+    lazy = RandomFeatures(50, random_state=0).fit(da.from_array(X, chunks=(64, 64)))
+    assert lazy.n_features_in_ == 64
+    assert lazy.input_centre_ == pytest.approx(memory.input_centre_, rel=1e-12)
+    assert lazy.input_spread_ == pytest.approx(memory.input_spread_, rel=1e-12)
+    np.testing.assert_array_equal(lazy.weights_, memory.weights_)
+
+
+def test_a_dask_block_with_nan_is_refused_when_computed(digits):
+    da = pytest.importorskip("dask.array")
+    X = digits[0][:100].astype(np.float64)
+    features = RandomFeatures(20, random_state=0).fit(X)
+    X[50, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        features.transform(da.from_array(X, chunks=(30, 64))).compute()
+    with pytest.raises(ValueError, match="expecting 64 features"):
+        features.transform(da.from_array(X[:, :10], chunks=(30, 10)))
+
+
+def test_a_dask_pipeline_learns_the_in_memory_sequence(digits):
+    # Pipeline([RandomFeatures, LeastSquaresClassifier]).partial_fit on Dask
+    # arrays: the features and the moments are computed block by block, and
+    # the classifier equals the one learned from the same rows in memory.
+    da = pytest.importorskip("dask.array")
+    tasks = _digit_tasks(digits)[:3]
+    classes = np.arange(10)
+
+    def pipe():
+        return make_pipeline(RandomFeatures(200, backend="numpy", random_state=0),
+                             LeastSquaresClassifier(backend="numpy", random_state=0))
+
+    memory, lazy = pipe(), pipe()
+    for X, y in tasks:
+        memory.partial_fit(X, y, classes=classes)
+        lazy.partial_fit(da.from_array(X, chunks=(90, 64)), da.from_array(y, chunks=90),
+                         classes=classes)
+    head, lazy_head = memory.steps[-1][1], lazy.steps[-1][1]
+    np.testing.assert_allclose(lazy_head.coef_, head.coef_, rtol=1e-8, atol=1e-8)
+    X_all = digits[0][digits[1] < 6]
+    np.testing.assert_array_equal(lazy.predict(X_all), memory.predict(X_all))
+    np.testing.assert_allclose(lazy.predict_proba(X_all), memory.predict_proba(X_all),
+                               rtol=1e-8, atol=1e-8)
+    assert np.mean(memory.predict(X_all) == digits[1][digits[1] < 6]) > 0.9
