@@ -46,7 +46,8 @@ def test_auto_scale_is_one_scalar_centre_and_spread_by_the_formula(digits):
     # of every entry of the fitted rows, W ~ N(0, 1/D): checked against
     # numpy's own mean and std and a float64 product.
     X = digits[0][:200].astype(np.float64)
-    features = RandomFeatures(300, dtype="float64", backend="numpy", random_state=1).fit(X)
+    features = RandomFeatures(300, activation="relu", dtype="float64", backend="numpy",
+                              random_state=1).fit(X)
     assert features.input_centre_ == pytest.approx(X.mean(), rel=1e-12)
     assert features.input_spread_ == pytest.approx(X.std(), rel=1e-12)
     expected = np.maximum(((X - X.mean()) / X.std()) @ features.weights_ + features.bias_, 0)
@@ -91,7 +92,8 @@ def test_a_constant_input_gets_spread_one():
 
 def test_a_numeric_scale_keeps_the_raw_units(digits):
     X = digits[0][:50].astype(np.float64)
-    features = RandomFeatures(100, scale=0.5, dtype="float64", random_state=0).fit(X)
+    features = RandomFeatures(100, activation="relu", scale=0.5, dtype="float64",
+                              random_state=0).fit(X)
     assert (features.input_centre_, features.input_spread_) == (0.0, 1.0)
     np.testing.assert_allclose(features.transform(X),
                                np.maximum(X @ features.weights_ + features.bias_, 0),

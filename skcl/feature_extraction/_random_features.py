@@ -69,8 +69,8 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     ----------
     n_components : int, default=2000
         M, the number of features, columns of W.
-    activation : {"relu", "tanh", "cos"}, default="relu"
-        g. ``"cos"`` with ``bias="uniform"`` gives random Fourier
+    activation : {"cos", "relu", "tanh"}, default="cos"
+        g. ``"cos"`` with a uniform bias (its default) gives random Fourier
         features of the RBF kernel exp(−γ‖x − x'‖²), scikit-learn's
         ``RBFSampler`` up to its √(2/n_components) factor (RanDumb's
         features): with ``scale="auto"``, γ = 1/(D σ²), ``RBFSampler(
@@ -90,8 +90,9 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         - a float: μ = 0 and σ = 1; a row of typical norm √D gets
           pre-activations of spread ``scale``, so standardise the inputs
           (or choose ``scale``) so that this holds.
-    bias : {"normal", "uniform", "none"}, default="normal"
-        b ~ N(0, s²), b ~ U(0, 2π) (for ``"cos"``), or b = 0.
+    bias : {"auto", "normal", "uniform", "none"}, default="auto"
+        b ~ N(0, s²), b ~ U(0, 2π) (for ``"cos"``), or b = 0; ``"auto"``
+        is ``"uniform"`` for ``"cos"`` and ``"normal"`` otherwise.
     dtype : {"float32", "float64"}, default="float32"
         Of W and of the features (float32 halves memory and time).
     backend : {"auto", "numpy", "jax"}, default="auto"
@@ -121,6 +122,12 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
 
     Notes
     -----
+    The default activation: on CI Split MNIST and Fashion-MNIST pixels at
+    M = 2,000, learned task by task by either exact classifier at its
+    defaults (``benchmarks/bench_feature_units.py``), random Fourier
+    features were 0.13 to 0.33 points more accurate than ReLU features;
+    they are also RanDumb's.
+
     :meth:`transform` multiplies a block of W's columns (at most 64 MB in
     float64) by a block of rows (at most 32 MB of pre-activations) at a
     time, so its memory beyond the n × M output and W is bounded
@@ -164,13 +171,13 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions(set(_ACTIVATIONS))],
         "scale": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
-        "bias": [StrOptions({"normal", "uniform", "none"})],
+        "bias": [StrOptions({"auto", "normal", "uniform", "none"})],
         "dtype": [StrOptions({"float32", "float64"})],
         "backend": [StrOptions(set(BACKENDS))],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=2000, *, activation="relu", scale="auto", bias="normal",
+    def __init__(self, n_components=2000, *, activation="cos", scale="auto", bias="auto",
                  dtype="float32", backend="auto", random_state=None):
         store_parameters(self, locals())
 
@@ -239,9 +246,11 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         for a in range(0, d, max(1, _WEIGHT_VALUES // k)):
             rows = min(d, a + max(1, _WEIGHT_VALUES // k)) - a
             weights[a:a + rows] = rng.standard_normal((rows, k)) * (scale / np.sqrt(d))
-        if self.bias == "normal":
+        kind = ({"cos": "uniform"}.get(self.activation, "normal") if self.bias == "auto"
+                else self.bias)
+        if kind == "normal":
             bias = rng.standard_normal(k) * scale
-        elif self.bias == "uniform":
+        elif kind == "uniform":
             bias = rng.uniform(0, 2 * np.pi, k)
         else:
             bias = np.zeros(k)
