@@ -24,8 +24,13 @@ died in that merge, so the limit must grow with M².
 
 Run::
 
-    PYTHONPATH=. python benchmarks/bench_dask_features.py --rows 250000 --components 1000 \\
-        --workers 2 --memory-limit 400MB
+    PYTHONPATH=. python benchmarks/bench_dask_features.py --rows 400000 --components 1000 \\
+        --chunk 4000 --workers 2 --memory-limit 600MB
+
+Measured so (2026-11-26, 2 shared CPU cores, load about 15): 1,526 MiB of
+features against 2 × 572 MiB of worker limits (1.33×); peak RSS 393 and
+414 MiB per worker (169 MiB before the task), 353 MiB in the client;
+partial_fit 862 s, solve and 5,000 predictions 33 s.
 """
 
 import argparse
@@ -42,11 +47,11 @@ def _peak_mib():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=250_000)
+    parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--components", type=int, default=1000)
-    parser.add_argument("--chunk", type=int, default=2500)
+    parser.add_argument("--chunk", type=int, default=4000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--memory-limit", default="400MB")
+    parser.add_argument("--memory-limit", default="600MB")
     args = parser.parse_args()
 
     import dask
