@@ -28,6 +28,23 @@ Run::
 
     SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/bench_feature_units.py \\
         --components 2000 --datasets mnist fashion
+
+Measured 2026-11-26 on 2 shared CPU cores (load about 15, so the times
+are only indicative), numpy 2.4.6, scikit-learn 1.9.1; FAA %, Gaussian /
+least squares:
+
+=========  =====  ===========  ===============  ===============
+data       M      input        ReLU             cos (RFF)
+=========  =====  ===========  ===============  ===============
+MNIST      2000   raw          95.70 / 95.64    –
+MNIST      2000   /255         95.70 / 95.64    96.00 / 95.77
+MNIST      2000   norm         95.70 / –        –
+Fashion    2000   /255         85.66 / 85.86    85.98 / 86.19
+MNIST      5000   /255         97.14 / 97.05    see the report
+=========  =====  ===========  ===============  ===============
+
+(max |Δφ| between the raw, /255 and normalised inputs' features: 0 and
+1.4e-14.)
 """
 
 import argparse
