@@ -49,7 +49,8 @@ def test_random_features_least_squares_is_the_pipeline_with_a_frozen_scaler():
     data = load_ci_split_wine()
     model = RandomFeaturesLeastSquares(300, random_state=0, backend="numpy")
     scaler = StandardScaler().fit(data.train[0][0])
-    features = RandomFeatures(300, backend="numpy", random_state=0).fit(data.train[0][0])
+    features = RandomFeatures(300, backend="numpy", random_state=0).fit(
+        scaler.transform(data.train[0][0]))  # as the pipeline fits it: on the scaled rows
     head = LeastSquaresClassifier(random_state=0, backend="numpy")
     for X, y in data.train:
         model.partial_fit(X, y, classes=data.classes)

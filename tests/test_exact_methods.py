@@ -397,8 +397,10 @@ def test_random_cosine_features_approximate_the_rbf_kernel():
 
 def test_random_features_are_fixed_by_the_seed_and_take_their_shape():
     X = load_ci_split_iris().train[0][0]
-    a = RandomFeatures(64, random_state=1).fit(X)
-    b = RandomFeatures(64, random_state=1).fit(X[:3])
+    # With a numeric scale fit reads only X's number of features
+    # (scale="auto" also reads its centre and spread).
+    a = RandomFeatures(64, activation="relu", scale=1.0, random_state=1).fit(X)
+    b = RandomFeatures(64, activation="relu", scale=1.0, random_state=1).fit(X[:3])
     np.testing.assert_array_equal(a.transform(X), b.transform(X))
     assert a.transform(X).shape == (len(X), 64) and (a.transform(X) >= 0).all()
     assert a.get_feature_names_out()[0] == "randomfeatures0"

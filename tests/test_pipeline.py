@@ -3,6 +3,7 @@ use in the sequence-aware search, on the real CI Split Iris."""
 
 import doctest
 import pickle
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +145,33 @@ def test_an_unfitted_pipeline_fits_its_scaler_on_the_first_task_then_freezes_it(
     # The step in the pipeline is a fitted clone; the user's object is untouched.
     assert pipe[0] is not user_scaler and not hasattr(user_scaler, "mean_")
     assert pipe.n_features_in_ == wine.train[0][0].shape[1]
+
+
+def test_a_per_feature_scaler_fitted_on_a_first_task_missing_classes_warns(wine):
+    # The first task holds one wine of three: StandardScaler's means and
+    # spreads are that class's, frozen for every later class. The user
+    # learns why and what to do instead, at the line that called partial_fit.
+    X, y = wine.train[0]
+    assert len(np.unique(y)) < len(wine.classes)
+    pipe = make_pipeline(StandardScaler(), LeastSquaresClassifier())
+    with pytest.warns(UserWarning, match=r"'standardscaler' \(StandardScaler\) is fitted on "
+                      r"the first task alone, which holds 1 of the 3 declared classes.*"
+                      r"RandomFeatures\(scale='auto'\)") as record:
+        pipe.partial_fit(X, y, classes=wine.classes)
+    assert record[0].filename == __file__
+    # Once frozen, later tasks do not warn again.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe.partial_fit(*wine.train[1])
+        # Nor a scaler fitted beforehand, a scalar scale, or a first task of every class.
+        make_pipeline(_fitted_scaler(wine), LeastSquaresClassifier()).partial_fit(
+            X, y, classes=wine.classes)
+        make_pipeline(RandomFeatures(50, backend="numpy", random_state=0),
+                      LeastSquaresClassifier()).partial_fit(X, y, classes=wine.classes)
+        X_all = np.vstack([X for X, _ in wine.train])
+        y_all = np.concatenate([y for _, y in wine.train])
+        make_pipeline(StandardScaler(), LeastSquaresClassifier()).partial_fit(
+            X_all, y_all, classes=wine.classes)
 
 
 def test_a_rejected_task_changes_neither_step(wine):

@@ -25,7 +25,8 @@ def _sparse_rows(n=120, d=40, seed=0):
 
 def _one_block(X, features):
     """φ(X) by the formula, in one float64 product (the reference)."""
-    Z = np.asarray(X, dtype=np.float64) @ features.weights_.astype(np.float64)
+    X = (np.asarray(X, dtype=np.float64) - features.input_centre_) / features.input_spread_
+    Z = X @ features.weights_.astype(np.float64)
     Z += features.bias_.astype(np.float64)
     g = {"relu": lambda z: np.maximum(z, 0), "cos": np.cos, "tanh": np.tanh}
     return g[features.activation](Z).astype(features.weights_.dtype)
@@ -50,7 +51,8 @@ def test_weights_are_the_one_draw_of_the_seed():
     # W is drawn a block of rows at a time; the seed must still give the
     # W of one (d, k) draw, as before the blocks.
     X = _sparse_rows(d=30)
-    features = RandomFeatures(500, scale=2.0, dtype="float64", random_state=3).fit(X)
+    features = RandomFeatures(500, activation="relu", scale=2.0, dtype="float64",
+                              random_state=3).fit(X)
     rng = check_random_state(3)
     expected = rng.standard_normal((30, 500)) * (2.0 / np.sqrt(30))
     np.testing.assert_array_equal(features.weights_, expected)
@@ -140,7 +142,7 @@ def test_hashed_text_through_random_features_learns_a_sequence_from_csr():
 
     def features():
         # Rows of unit norm: scale √256 gives pre-activations of spread 1.
-        return RandomFeatures(1000, scale=16.0, backend="numpy", random_state=0)
+        return RandomFeatures(1000, activation="relu", scale=16.0, backend="numpy", random_state=0)
 
     text = make_pipeline(hasher, features(), LeastSquaresClassifier(random_state=0))
     dense = make_pipeline(features(), LeastSquaresClassifier(random_state=0))

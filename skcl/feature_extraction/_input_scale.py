@@ -1,0 +1,175 @@
+"""What RandomFeatures reads of its input before it multiplies: units, range, memory.
+
+Three checks that keep the random features meaningful whatever the input's
+units and finite whatever its size:
+
+- :func:`centre_and_spread`: the mean μ and standard deviation σ of every
+  entry of the fitted rows, one scalar each (as scikit-learn's
+  ``RBFSampler(gamma="scale")`` reads one variance), so that
+  (x − μ)/σ is the same for raw uint8 pixels, pixels / 255 and
+  standardised pixels;
+- :func:`check_preactivations`: a bound on |(x − μ)/σ · W + b| that refuses,
+  before any product, inputs whose pre-activations would overflow the
+  features' dtype;
+- :func:`check_machine_memory`: refuses an allocation beyond the machine's
+  physical memory before it is tried.
+"""
+
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["centre_and_spread", "check_machine_memory", "check_preactivations",
+           "dense_row_blocks", "machine_memory"]
+
+
+def dense_row_blocks(X, rows):
+    """X's rows, ``rows`` at a time, as dense float64 arrays (sparse ones densified per block).
+
+    Parameters
+    ----------
+    X : ndarray or scipy CSR matrix of shape (n_samples, n_features)
+    rows : int
+
+    Yields
+    ------
+    ndarray of shape (≤ rows, n_features), float64
+    """
+    for start in range(0, X.shape[0], max(1, int(rows))):
+        block = X[start:start + rows]
+        yield block.toarray().astype(np.float64, copy=False) if sp.issparse(block) else \
+            np.asarray(block, dtype=np.float64)
+
+
+def centre_and_spread(X, rows):
+    """μ and σ of every entry of X: one scalar centre, one scalar spread.
+
+    Computed in three passes over blocks of rows (the largest |x|, then
+    the mean and the variance of x / max|x|), so that neither float64
+    overflow (inputs near 1e300) nor a copy of X is needed. A constant X
+    (σ = 0) gets σ = 1, as ``RBFSampler(gamma="scale")`` takes γ = 1 there.
+
+    Parameters
+    ----------
+    X : ndarray, scipy CSR matrix or dask array of shape (n_samples, n_features)
+        A Dask array is reduced on its workers.
+    rows : int
+        Rows per block of an in-memory X.
+
+    Returns
+    -------
+    centre, spread : float
+        μ and σ (> 0).
+
+    Raises
+    ------
+    ValueError
+        When X holds NaN or infinity (a Dask X is not checked before).
+    """
+    n, d = X.shape
+    if hasattr(X, "dask"):
+        top = float(abs(X).max().compute())
+        _check_finite(top)
+        if top == 0:
+            return 0.0, 1.0
+        mean = float((X / top).mean().compute())
+        variance = float((((X / top) - mean) ** 2).mean().compute())
+    else:
+        top = max((float(np.abs(b).max()) for b in dense_row_blocks(X, rows) if b.size),
+                  default=0.0)
+        _check_finite(top)
+        if top == 0:
+            return 0.0, 1.0
+        mean = sum(float((b / top).sum()) for b in dense_row_blocks(X, rows)) / (n * d)
+        variance = sum(float(np.square(b / top - mean).sum())
+                       for b in dense_row_blocks(X, rows)) / (n * d)
+    spread = top * np.sqrt(variance)
+    return top * mean, (float(spread) if spread > 0 else 1.0)
+
+
+def _check_finite(top):
+    if not np.isfinite(top):
+        raise ValueError("Input X contains NaN or infinity.")
+
+
+def check_preactivations(X, weights, bias, centre, spread, rows):
+    """Refuse X when |(x − μ)/σ · W + b| could exceed the largest value of W's dtype.
+
+    The bound is max over rows of ‖(x − μ)/σ‖₁ · max|W| + max|b| (Hölder),
+    computed in float64 a block of rows at a time, before any product; a
+    pre-activation beyond the dtype's largest value would become inf in
+    the features (and NaN after ``cos``).
+
+    Parameters
+    ----------
+    X : ndarray or scipy CSR matrix of shape (n_samples, n_features)
+    weights : ndarray of shape (n_features, n_components)
+        W.
+    bias : ndarray of shape (n_components,)
+        b.
+    centre, spread : float
+        μ and σ.
+    rows : int
+        Rows per block.
+
+    Raises
+    ------
+    ValueError
+        Naming the bound, the dtype's largest value and the remedies.
+    """
+    if X.shape[0] == 0 or weights.size == 0:
+        return
+    largest = float(np.finfo(weights.dtype).max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = max(float(np.abs((b - centre) / spread).sum(axis=1).max())
+                   for b in dense_row_blocks(X, rows))
+        bound = norm * float(np.abs(weights).max()) + float(np.abs(bias).max())
+    if not bound <= largest:
+        raise ValueError(
+            f"RandomFeatures: the pre-activations (x - {centre:.6g}) / {spread:.6g} · W + b "
+            f"could reach {bound:.3g} (rows of L1 norm up to {norm:.3g} after centring and "
+            f"scaling, weights up to {float(np.abs(weights).max()):.3g}), beyond "
+            f"{weights.dtype}'s largest value {largest:.3g}: the features would overflow "
+            f"to inf. Scale the inputs down, use a smaller `scale` (or scale='auto'), or "
+            f"dtype='float64'."
+        )
+
+
+def machine_memory():
+    """Bytes of physical memory of this machine, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        try:
+            import psutil
+        except ImportError:
+            return None
+        return int(psutil.virtual_memory().total)
+
+
+def check_machine_memory(needed, what, available=None):
+    """Refuse, before allocating, ``needed`` bytes beyond the machine's memory.
+
+    Parameters
+    ----------
+    needed : int
+        Bytes the allocation needs.
+    what : str
+        What needs them (the start of the message).
+    available : int, optional
+        The machine's memory; :func:`machine_memory` when None.
+
+    Raises
+    ------
+    MemoryError
+        Naming both figures.
+    """
+    available = machine_memory() if available is None else available
+    if available is not None and needed > available:
+        raise MemoryError(
+            f"{what} needs {needed / 2**30:.3g} GiB ({needed} bytes), beyond this machine's "
+            f"memory of {available / 2**30:.3g} GiB ({available} bytes). Use fewer "
+            f"n_components, dtype='float32', or fewer rows per call (a Dask array is "
+            f"transformed a block at a time)."
+        )

@@ -1,0 +1,263 @@
+"""RandomFeatures whatever the input's units and size: scale="auto", overflow, memory, Dask."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_digits
+from sklearn.metrics.pairwise import rbf_kernel
+
+import skcl.feature_extraction._input_scale as input_scale
+from skcl import LeastSquaresClassifier
+from skcl.feature_extraction import RandomFeatures
+from skcl.pipeline import make_pipeline
+
+ACTIVATIONS = {"relu": lambda z: np.maximum(z, 0), "cos": np.cos, "tanh": np.tanh}
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """scikit-learn's 8 × 8 digits: integer pixels 0..16, like uint8 images."""
+    X, y = load_digits(return_X_y=True)
+    return X.astype(np.uint8), y
+
+
+@pytest.mark.parametrize("activation", ["relu", "cos", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_units_of_the_input_do_not_change_the_features(digits, activation, dtype):
+    # Raw integer pixels, pixels / 16 and standardised pixels (one scalar
+    # offset and scale, as RanDumb normalises MNIST) give the same features.
+    X = digits[0][:300]
+    forms = [X, X / 16.0, (X / 16.0 - 0.3) / 0.4, 1e-6 * X.astype(np.float64) + 5.0]
+    out = [RandomFeatures(400, activation=activation, dtype=dtype, backend="numpy",
+                          random_state=0).fit(F).transform(F) for F in forms]
+    tol = 1e-5 if dtype == "float32" else 1e-9
+    for other in out[1:]:
+        np.testing.assert_allclose(other, out[0], rtol=tol, atol=tol)
+    # Without the data-driven scale the units matter (what the default fixes).
+    fixed = [RandomFeatures(400, activation=activation, scale=1.0, random_state=0)
+             .fit(F).transform(F) for F in forms[:2]]
+    assert np.abs(fixed[0] - fixed[1]).max() > 0.1
+
+
+def test_auto_scale_is_one_scalar_centre_and_spread_by_the_formula(digits):
+    # φ(x) = g(((x − μ)/σ) W + b), μ and σ the mean and standard deviation
+    # of every entry of the fitted rows, W ~ N(0, 1/D): checked against
+    # numpy's own mean and std and a float64 product.
+    X = digits[0][:200].astype(np.float64)
+    features = RandomFeatures(300, activation="relu", dtype="float64", backend="numpy",
+                              random_state=1).fit(X)
+    assert features.input_centre_ == pytest.approx(X.mean(), rel=1e-12)
+    assert features.input_spread_ == pytest.approx(X.std(), rel=1e-12)
+    expected = np.maximum(((X - X.mean()) / X.std()) @ features.weights_ + features.bias_, 0)
+    np.testing.assert_allclose(features.transform(X), expected, rtol=1e-10, atol=1e-10)
+    # W's spread: entries N(0, 1/D) (s = 1 for ReLU).
+    assert np.std(features.weights_) * np.sqrt(X.shape[1]) == pytest.approx(1.0, abs=0.02)
+
+
+def test_auto_cos_features_approximate_rbfsampler_gamma_scale_kernel(digits):
+    # With bias="uniform", (2/M) φφᵀ estimates exp(−γ‖x − x'‖²) with
+    # γ = 1/(D·Var(X)), RBFSampler(gamma="scale")'s kernel (RanDumb's).
+    X = digits[0][:40].astype(np.float64)
+    features = RandomFeatures(20000, activation="cos", bias="uniform", dtype="float64",
+                              backend="numpy", random_state=0).fit(X)
+    phi = features.transform(X)
+    estimate = 2.0 / 20000 * phi @ phi.T
+    exact = rbf_kernel(X, gamma=1.0 / (X.shape[1] * X.var()))
+    assert np.abs(estimate - exact).max() < 0.04
+    # The kernel of a γ twice or half as large is far from the estimate.
+    for wrong in (0.5, 2.0):
+        assert np.abs(estimate - rbf_kernel(X, gamma=wrong / (X.shape[1] * X.var()))).max() > 0.1
+
+
+def test_sparse_rows_give_the_dense_centre_spread_and_features():
+    rng = np.random.default_rng(0)
+    X = rng.random((150, 30)) * 40
+    X[rng.random(X.shape) < 0.7] = 0
+    dense = RandomFeatures(200, dtype="float64", backend="numpy", random_state=0).fit(X)
+    sparse = RandomFeatures(200, dtype="float64", backend="numpy", random_state=0).fit(
+        sp.csr_matrix(X))
+    assert sparse.input_centre_ == pytest.approx(dense.input_centre_, rel=1e-13)
+    assert sparse.input_spread_ == pytest.approx(dense.input_spread_, rel=1e-13)
+    np.testing.assert_allclose(sparse.transform(sp.csr_matrix(X)), dense.transform(X),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_a_constant_input_gets_spread_one():
+    features = RandomFeatures(10, random_state=0).fit(np.full((5, 3), 7.0))
+    assert (features.input_centre_, features.input_spread_) == (7.0, 1.0)
+    assert np.isfinite(features.transform(np.full((2, 3), 7.0))).all()
+
+
+def test_a_numeric_scale_keeps_the_raw_units(digits):
+    X = digits[0][:50].astype(np.float64)
+    features = RandomFeatures(100, activation="relu", scale=0.5, dtype="float64",
+                              random_state=0).fit(X)
+    assert (features.input_centre_, features.input_spread_) == (0.0, 1.0)
+    np.testing.assert_allclose(features.transform(X),
+                               np.maximum(X @ features.weights_ + features.bias_, 0),
+                               rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------ overflow (issue 38, item 6)
+
+@pytest.mark.parametrize("dtype, scale", [("float32", 1e39), ("float64", 1e308)])
+def test_a_scale_that_overflows_the_dtype_is_refused_and_changes_nothing(digits, dtype, scale):
+    X = digits[0][:20]
+    features = RandomFeatures(50, scale=scale, dtype=dtype, random_state=0)
+    before = dict(vars(features))
+    message = re.escape(f"scale={scale!r}") + f".*{dtype}'s largest value"
+    with pytest.raises(ValueError, match=message):
+        features.fit(X)
+    assert vars(features) == before
+
+
+@pytest.mark.parametrize("activation", ["relu", "cos"])
+@pytest.mark.parametrize("dtype, big", [("float32", 1e39), ("float64", 1e307)])
+def test_inputs_whose_preactivations_overflow_are_refused(digits, activation, dtype, big):
+    X = digits[0][:20].astype(np.float64)
+    features = RandomFeatures(50, activation=activation, dtype=dtype, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=f"overflow.*{dtype}|{dtype}.*overflow"):
+        features.transform(X * big)
+    # With a numeric scale the raw inputs themselves are the pre-activations' units.
+    fixed = RandomFeatures(50, activation=activation, scale=1.0, dtype=dtype,
+                           random_state=0).fit(X)
+    with pytest.raises(ValueError, match="overflow"):
+        fixed.transform(X * big)
+    # Fitted on the large rows, scale="auto" reads their units: finite features.
+    assert np.isfinite(RandomFeatures(50, activation=activation, dtype=dtype, random_state=0)
+                       .fit(X * big).transform(X * big)).all()
+
+
+def test_a_pipeline_names_the_features_not_the_classifier(digits):
+    X, y = digits
+    pipe = make_pipeline(RandomFeatures(50, scale=1.0, random_state=0),
+                         LeastSquaresClassifier())
+    with pytest.raises(ValueError, match="RandomFeatures: the pre-activations"):
+        pipe.partial_fit(X[:40] * 1e38, y[:40], classes=np.arange(10))
+
+
+# ------------------------------------------------------------ memory (issue 38, item 5)
+
+def test_weights_beyond_the_machine_memory_are_refused_before_allocation(digits):
+    X = digits[0][:5]
+    features = RandomFeatures(10**12, random_state=0)
+    before = dict(vars(features))
+    with pytest.raises(MemoryError, match=r"W \(64 × 1000000000000, float32\).*beyond this "
+                                          r"machine's memory of .* GiB"):
+        features.fit(X)
+    assert vars(features) == before
+
+
+def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkeypatch, digits):
+    X = digits[0][:100]
+    features = RandomFeatures(1000, random_state=0).fit(X)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(features).items()}
+    # A machine of 1 MB: W (256 kB) fits, 100 × 1000 features and a block do not.
+    monkeypatch.setattr(input_scale, "machine_memory", lambda: 10**6)
+    with pytest.raises(MemoryError, match=r"transform of 100 rows.*needs .* GiB \(\d+ bytes\), "
+                                          r"beyond this machine's memory of .*\(1000000 bytes\)"):
+        features.transform(X)
+    assert vars(features).keys() == before.keys()
+    for key, value in before.items():
+        np.testing.assert_array_equal(vars(features)[key], value)
+    # A refit beyond memory keeps the fitted state.
+    with pytest.raises(MemoryError):
+        features.set_params(n_components=10**6).fit(X)
+    assert features.weights_.shape == (64, 1000)
+
+
+# ------------------------------------------------------------ backend_
+
+@pytest.mark.parametrize("backend, expected", [("numpy", "numpy"), ("jax", "jax")])
+def test_the_fitted_backend_is_stated(digits, backend, expected):
+    features = RandomFeatures(20, backend=backend, random_state=0).fit(digits[0][:10])
+    assert features.backend_ == expected
+
+
+def test_auto_backend_is_numpy_on_a_cpu(digits):
+    import jax
+
+    features = RandomFeatures(20, random_state=0).fit(digits[0][:10])
+    assert features.backend_ == ("numpy" if jax.default_backend() == "cpu" else "jax")
+
+
+# ------------------------------------------------------------ Dask (issue 40, item 3)
+
+def _digit_tasks(digits):
+    """CI Split digits: five tasks of two classes, as (X, y) in memory."""
+    X, y = digits
+    return [(X[y // 2 == t], y[y // 2 == t]) for t in range(5)]
+
+
+@pytest.mark.parametrize("scale", ["auto", 2.0])
+def test_a_dask_array_gives_a_lazy_dask_array_of_the_same_features(digits, scale):
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X = digits[0][:300]
+    features = RandomFeatures(120, scale=scale, random_state=0).fit(X)
+    computed = []
+
+    def block(start):
+        computed.append(start)
+        return X[start:start + 70]
+
+    lazy_X = da.concatenate([da.from_delayed(dask.delayed(block)(s), (len(X[s:s + 70]), 64),
+                                             dtype=X.dtype) for s in range(0, 300, 70)])
+    out = features.transform(lazy_X)
+    assert isinstance(out, da.Array) and not computed  # nothing ran yet
+    assert out.dtype == np.float32 and out.shape == (300, 120)
+    assert out.chunks == ((70, 70, 70, 70, 20), (120,))
+    np.testing.assert_array_equal(out.compute(), features.transform(X))
+    # Features chunked along their columns are rechunked to whole rows.
+    np.testing.assert_array_equal(features.transform(da.from_array(X, chunks=(50, 10))),
+                                  features.transform(X))
+
+
+def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits):
+    da = pytest.importorskip("dask.array")
+    X = digits[0][:300]
+    memory = RandomFeatures(50, random_state=0).fit(X)
+    lazy = RandomFeatures(50, random_state=0).fit(da.from_array(X, chunks=(64, 64)))
+    assert lazy.n_features_in_ == 64
+    assert lazy.input_centre_ == pytest.approx(memory.input_centre_, rel=1e-12)
+    assert lazy.input_spread_ == pytest.approx(memory.input_spread_, rel=1e-12)
+    np.testing.assert_array_equal(lazy.weights_, memory.weights_)
+
+
+def test_a_dask_block_with_nan_is_refused_when_computed(digits):
+    da = pytest.importorskip("dask.array")
+    X = digits[0][:100].astype(np.float64)
+    features = RandomFeatures(20, random_state=0).fit(X)
+    X[50, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        features.transform(da.from_array(X, chunks=(30, 64))).compute()
+    with pytest.raises(ValueError, match="expecting 64 features"):
+        features.transform(da.from_array(X[:, :10], chunks=(30, 10)))
+
+
+def test_a_dask_pipeline_learns_the_in_memory_sequence(digits):
+    # Pipeline([RandomFeatures, LeastSquaresClassifier]).partial_fit on Dask
+    # arrays: the features and the moments are computed block by block, and
+    # the classifier equals the one learned from the same rows in memory.
+    da = pytest.importorskip("dask.array")
+    tasks = _digit_tasks(digits)[:3]
+    classes = np.arange(10)
+
+    def pipe():
+        return make_pipeline(RandomFeatures(200, backend="numpy", random_state=0),
+                             LeastSquaresClassifier(backend="numpy", random_state=0))
+
+    memory, lazy = pipe(), pipe()
+    for X, y in tasks:
+        memory.partial_fit(X, y, classes=classes)
+        lazy.partial_fit(da.from_array(X, chunks=(90, 64)), da.from_array(y, chunks=90),
+                         classes=classes)
+    head, lazy_head = memory.steps[-1][1], lazy.steps[-1][1]
+    np.testing.assert_allclose(lazy_head.coef_, head.coef_, rtol=1e-8, atol=1e-8)
+    X_all = digits[0][digits[1] < 6]
+    np.testing.assert_array_equal(lazy.predict(X_all), memory.predict(X_all))
+    np.testing.assert_allclose(lazy.predict_proba(X_all), memory.predict_proba(X_all),
+                               rtol=1e-8, atol=1e-8)
+    assert np.mean(memory.predict(X_all) == digits[1][digits[1] < 6]) > 0.9
