@@ -218,7 +218,7 @@ NOT_EXPORTABLE = {
     "Gaussian, a class without rows": (
         lambda: skcl.GaussianDiscriminantClassifier(components="class"), "no rows"),
     "random ReLU features": (
-        lambda: make_pipeline(RandomFeatures(50, random_state=0),
+        lambda: make_pipeline(RandomFeatures(50, activation="relu", random_state=0),
                               skcl.LeastSquaresClassifier()), "relu"),
     "random features, then a foreign step": (
         lambda: make_pipeline(RandomFeatures(50, activation="cos", random_state=0),

@@ -1,10 +1,13 @@
 """RandomFeatures with random Fourier features → scikit-learn's RBFSampler.
 
-``RandomFeatures(activation="cos")`` computes φ(x) = cos(xW + b);
-``RBFSampler`` computes √(2/M)·cos(xW + b) with its own ``random_weights_``
-W and ``random_offset_`` b, so with skcl's draws it gives c·φ(x),
-c = √(2/M): the same features times one known number, which the linear
-step after it absorbs (:mod:`._classifiers`, ``input_scale``).
+``RandomFeatures(activation="cos")`` computes φ(x) = cos(((x − μ)/σ)W + b),
+μ and σ one centre and one spread of its fitted rows (0 and 1 with a
+numeric ``scale``); that is cos(xW' + b') with W' = W/σ and
+b' = b − (μ/σ)·1ᵀW. ``RBFSampler`` computes √(2/M)·cos(xW' + b') with its
+own ``random_weights_`` W' and ``random_offset_`` b', so with skcl's
+draws folded so it gives c·φ(x), c = √(2/M): the same features times one
+known number, which the linear step after it absorbs
+(:mod:`._classifiers`, ``input_scale``).
 """
 
 import numpy as np
@@ -37,11 +40,14 @@ def random_features_to_rbf_sampler(features):
             f"{features.activation}(xW + b); no scikit-learn transformer computes that "
             "(RBFSampler is a cosine). activation=\"cos\" (random Fourier features) exports "
             "as RBFSampler.")
-    weights = np.asarray(features.weights_, dtype=np.float64)
-    offset = np.asarray(features.bias_, dtype=np.float64)
+    spread, centre = features.input_spread_, features.input_centre_
+    weights = np.asarray(features.weights_, dtype=np.float64) / spread
+    offset = (np.asarray(features.bias_, dtype=np.float64)
+              - centre * np.asarray(features.weights_, dtype=np.float64).sum(axis=0) / spread)
     d, m = weights.shape
-    # W's entries are N(0, scale²/d), RBFSampler's N(0, 2γ): the same kernel.
-    sampler = RBFSampler(gamma=float(features.scale) ** 2 / (2 * d), n_components=m)
+    # RBFSampler's W' is N(0, 2γ): γ, which its transform never reads, is
+    # recorded as half the draws' mean square.
+    sampler = RBFSampler(gamma=float(np.mean(weights**2)) / 2, n_components=m)
     sampler.fit(np.zeros((1, d)))  # scikit-learn's own fitted state, then skcl's draws
     sampler.random_weights_ = weights
     sampler.random_offset_ = offset
