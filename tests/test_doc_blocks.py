@@ -32,6 +32,7 @@ A block that cannot run here says so on the page, visibly, in its
   source; it must compile, and the names it uses must exist in that module.
 """
 
+import ast
 import contextlib
 import importlib
 import io
@@ -222,8 +223,26 @@ def undefined_names(code):
     return {re.search(r"`(.+?)`", d["message"]).group(1) for d in json.loads(result.stdout)}
 
 
+def bound_names(code):
+    """The names a block binds at its top level (what a later block may use)."""
+    names = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        else:
+            names |= {n.id for n in ast.walk(node)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
+
+
 def check_not_run(block, namespace):
-    """A block marked on its page as not run: syntax and names only."""
+    """A block marked on its page as not run: syntax and names only.
+
+    ``namespace`` holds what the blocks before it bound (those not run
+    bind their names as ``None``), and receives this block's names.
+    """
     if match := EXCERPT.match(block.caption):
         module = importlib.import_module(match.group("path")[:-3].replace("/", "."))
         missing = undefined_names(block.code) - set(vars(module))
@@ -235,6 +254,7 @@ def check_not_run(block, namespace):
         )
         missing = undefined_names(block.code) - set(namespace)
         assert not missing, f"{block.where}: names bound nowhere before: {sorted(missing)}"
+    namespace.update(dict.fromkeys(bound_names(block.code) - set(namespace)))
 
 
 # ---------------------------------------------------------------- the pages
@@ -322,6 +342,13 @@ def test_blocks_not_run_are_still_checked_for_names():
     with pytest.raises(AssertionError, match=r"\['X', 'clf', 'y'\]"):
         check_not_run(block, {})
     check_not_run(block, {"clf": 0, "X": 0, "y": 0})
+    namespace = {}
+    check_not_run(Block("page.rst", 1, "import numpy as np\nfrom a import b as c\nclf = np\n"
+                        "for i, (j, k) in c:\n    pass\ndef f():\n    inner = 1\n",
+                        "Not run by the tests: needs a GPU"), namespace)
+    assert set(namespace) == {"np", "c", "clf", "i", "j", "k", "f"}
+    check_not_run(Block("page.rst", 9, "clf.fit(np.ones(3), c, f)\n",
+                        "Not run by the tests: needs a GPU"), namespace)
     excerpt = Block("page.rst", 1, "x = PAPER_SEED + NOT_THERE\n",
                     "From skcl/datasets/__init__.py (an excerpt, not run)")
     with pytest.raises(AssertionError, match="NOT_THERE"):
