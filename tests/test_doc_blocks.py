@@ -264,8 +264,9 @@ def run_block(block, namespace):
     printed = io.StringIO()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
         warnings.simplefilter("always")
-        warnings.filterwarnings("ignore", category=DeprecationWarning)
-        warnings.filterwarnings("ignore", category=PendingDeprecationWarning)
+        # Those Python's default filters hide from a reader's script.
+        for hidden in (DeprecationWarning, PendingDeprecationWarning, ResourceWarning):
+            warnings.filterwarnings("ignore", category=hidden)
         exec(compile(block.code, block.where, "exec"), namespace)
     check_output(block, printed.getvalue())
     unexpected = [w for w in caught if w.category.__name__ not in stated_warnings(block.code)]
