@@ -6,8 +6,9 @@ The pages are ``README.md`` and every ``docs/**/*.rst`` and ``docs/**/*.md``
 where they are included). A page's blocks run in order, as a reader pastes
 them into one script: in one namespace, in a fresh working directory, with
 the page's data (the bundled Iris, Wine and digits; MNIST files through
-``SKCL_DATA_DIR``: a page that reads them is skipped, saying so, when that
-is unset). One test per page, so that pytest-xdist spreads the pages.
+``SKCL_DATA_DIR``; when that is unset, a page's blocks from the first that
+reads them on are checked as blocks not run are, and the test is skipped,
+saying so). One test per page, so that pytest-xdist spreads the pages.
 
 What a block prints is stated on its page, by a comment on the line that
 prints it::
@@ -237,13 +238,18 @@ def bound_names(code):
     return names
 
 
-def check_not_run(block, namespace):
+def check_not_run(block, namespace, *, marked=True):
     """A block marked on its page as not run: syntax and names only.
 
     ``namespace`` holds what the blocks before it bound (those not run
     bind their names as ``None``), and receives this block's names.
+    ``marked=False``: a runnable block that this run cannot execute (no
+    data), checked as if it were marked not run.
     """
-    if match := EXCERPT.match(block.caption):
+    if not marked:
+        missing = undefined_names(block.code) - set(namespace)
+        assert not missing, f"{block.where}: names bound nowhere before: {sorted(missing)}"
+    elif match := EXCERPT.match(block.caption):
         module = importlib.import_module(match.group("path")[:-3].replace("/", "."))
         missing = undefined_names(block.code) - set(vars(module))
         assert not missing, f"{block.where}: not in {match.group('path')}: {sorted(missing)}"
@@ -279,20 +285,25 @@ def test_page_code_blocks_run_and_print_what_the_page_says(page, tmp_path, monke
     monkeypatch.chdir(tmp_path)  # what the blocks write stays out of the checkout
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    namespace = {"__name__": "__main__"}
+    namespace, without_data = {"__name__": "__main__"}, None
     try:
         for block in blocks_of(page):
             if block.caption:
                 check_not_run(block, namespace)
                 continue
             if NEEDS_IMAGE_FILES.search(block.code) and not os.environ.get("SKCL_DATA_DIR"):
-                pytest.skip(f"{block.where} and the blocks after it read the MNIST files: "
-                            "set SKCL_DATA_DIR to run them")
-            run_block(block, namespace)
+                without_data = without_data or block.where
+            if without_data:  # the rest is checked as if not run, then skipped
+                check_not_run(block, namespace, marked=False)
+            else:
+                run_block(block, namespace)
     finally:
         import matplotlib.pyplot as plt
 
         plt.close("all")
+    if without_data:
+        pytest.skip(f"{without_data} and the blocks after it read the MNIST files: set "
+                    "SKCL_DATA_DIR to run them (checked for syntax and names only)")
 
 
 # ------------------------------------------------------------- the collector
