@@ -154,9 +154,12 @@ def _header(backend):
             f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
             f"load average {os.getloadavg()[0]:.1f} at the start")
     if backend == "jax":
-        import jax
-
-        line += f"; jax {jax.__version__} on {jax.devices()[0].device_kind}"
+        # Asked of a child: JAX in this process would take most of the
+        # device's memory (XLA preallocates) from the runs below.
+        line += "; jax " + subprocess.run(
+            [sys.executable, "-c", "import jax; print(jax.__version__, 'on', "
+             "jax.devices()[0].device_kind)"], capture_output=True, text=True,
+        ).stdout.strip()
     return line
 
 
@@ -173,7 +176,7 @@ def main():
         return
     print(_header(args.backend))
     print(f"{'model':<18} {'M':>6} {'FAA %':>6} {'time s':>8} {'solve s':>8} {'floor s':>8} "
-          f"{'× floor':>7} {'peak GB':>7}")
+          f"{'× floor':>7} {'chol s':>7} {'solve/chol':>10} {'peak GB':>7}")
     for m in args.components:
         for model in args.models:
             out = subprocess.run(
@@ -188,18 +191,20 @@ def main():
             floors = r.get("floor", {})
             # The floor in the update's precision: float64 on the CPU; on a
             # GPU the float32 one too, printed after.
-            floor = sum(floors.get("float64", (np.nan, np.nan)))
+            product, chol = floors.get("float64", (np.nan, np.nan))
+            floor = product + chol
             ratio = r["time_s"] / floor if floors else np.nan
             extra = ""
             if "float32" in floors:
-                product, chol = floors["float32"]
-                extra = f"  (float32 floor {product + chol:.2f} s: product {product:.2f}, " \
-                        f"Cholesky {chol:.2f})"
+                product32, chol32 = floors["float32"]
+                extra = f"  (float32 floor {product32 + chol32:.2f} s: product " \
+                        f"{product32:.2f}, Cholesky {chol32:.2f})"
             name = {"gaussian": "skcl Gaussian", "least-squares": "skcl least squares",
                     "randumb": "RanDumb"}[model]
             print(f"{name:<18} {m:>6} {r['accuracy']:>6.2f} {r['time_s']:>8.1f} "
-                  f"{r.get('solve_s', np.nan):>8.2f} {floor:>8.1f} {ratio:>7.2f} "
-                  f"{r['peak_rss_gb']:>7.2f}{extra}", flush=True)
+                  f"{r.get('solve_s', np.nan):>8.2f} {floor:>8.1f} {ratio:>7.2f} {chol:>7.2f} "
+                  f"{r.get('solve_s', np.nan) / chol:>10.2f} {r['peak_rss_gb']:>7.2f}{extra}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -136,11 +136,14 @@ def test_classifiers_on_the_device_equal_the_host(estimator, rule):
 @pytest.mark.parametrize("estimator", [LeastSquaresClassifier, GaussianDiscriminantClassifier])
 def test_auto_takes_the_device_only_when_jax_is_imported_and_an_accelerator(estimator,
                                                                              monkeypatch):
-    # JAX is imported here (this module), on its CPU device: "auto" is numpy;
+    # JAX is imported here (this module): on its CPU device "auto" is numpy;
     # on an accelerator it is JAX; with JAX not imported it is numpy, without
     # importing it (tests/test_layout.py runs that in a fresh interpreter).
+    # The device is set both ways, so that the test means the same on a
+    # machine with a GPU (where it failed when it took the real one).
     data = load_ci_split_wine()
     X, y = data.train[0]
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
     assert estimator().partial_fit(X, y, classes=data.classes).backend_ == "numpy"
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     assert estimator().partial_fit(X, y, classes=data.classes).backend_ == "jax"

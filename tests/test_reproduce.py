@@ -19,9 +19,11 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
     names = [m.name for m in rp.METHODS]
     assert names == ["Joint", "Fine-tuning", "G-VCL", "GM-VCL", "G-SFSVI", "EWC", "SI", "AQC",
                      "NC", "Exact Gaussian", "Exact least squares", "RF least squares",
-                     "RanDumb", "GaussianNB", "SGD log loss"]
-    assert [m.origin for m in rp.METHODS] == (["paper"] * 9 + ["skcl"] * 3
+                     "RF Gaussian", "RanDumb", "GaussianNB", "SGD log loss"]
+    assert [m.origin for m in rp.METHODS] == (["paper"] * 9 + ["skcl"] * 4
                                               + ["scikit-learn"] * 3)
+    # RF Gaussian runs where a sequence names it (the pixel columns) or when asked.
+    assert [m.name for m in rp.METHODS if not m.default] == ["RF Gaussian"]
     grids = {m.name: m.param_grid for m in rp.METHODS}
     lambdas = [1, 10, 100, 1000, 10000]
     assert grids["EWC"] == grids["AQC"] == {"alpha": lambdas}
@@ -40,7 +42,7 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
 
     for method in rp.METHODS[:11]:
         assert method.resolve() is getattr(skcl, method.estimator, None)
-    assert [m.resolve() for m in rp.METHODS[13:]] == [GaussianNB, SGDClassifier]
+    assert [m.resolve() for m in rp.METHODS[14:]] == [GaussianNB, SGDClassifier]
     assert rp.Method("X", "skcl.no_such_module:Clf").resolve() is None
     assert rp.Method("X", FineTuningClassifier).resolve() is FineTuningClassifier
     assert rp.columns_for("classical") == [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),

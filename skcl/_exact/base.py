@@ -19,11 +19,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._sequential import BaseSequentialClassifier
 from .._utils.logging import show_skcl_logs
-from .._utils.validation import Interval, StrOptions
+from .._utils.validation import Interval, StrOptions, is_dask_array
 from .backend import BACKENDS, resolve_backend
 from .moments import empty_moments, merge
 from .predictive import log_normalise
-from .task import dask_task_moments, is_dask_array, task_moments
+from .task import dask_task_moments, task_moments
 
 __all__ = ["ExactClassifier", "all_moments", "choose"]
 

@@ -14,7 +14,6 @@ the in-memory one.
 """
 
 import functools
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -24,16 +23,10 @@ from .backend import resolve_backend
 from .holdout import HeldoutRule
 from .moments import ShiftedSums, merge
 
-__all__ = ["dask_task_moments", "is_dask_array", "moments_of_rows", "task_moments"]
+__all__ = ["dask_task_moments", "moments_of_rows", "task_moments"]
 
 # Blocks' moments merged per tree node: few levels, little data per merge.
 _SPLIT_EVERY = 8
-
-
-def is_dask_array(X):
-    """Whether X is a Dask array (without importing Dask when it is not)."""
-    dask_array = sys.modules.get("dask.array")
-    return dask_array is not None and isinstance(X, dask_array.Array)
 
 
 def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter,

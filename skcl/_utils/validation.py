@@ -6,6 +6,7 @@ checks them before anything is learned, with scikit-learn's messages and
 its ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``).
 """
 
+import sys
 from collections.abc import Mapping, Set
 from numbers import Integral, Real
 
@@ -20,6 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 
 __all__ = [
     "Interval",
+    "is_dask_array",
     "StrOptions",
     "check_classes",
     "check_label_types",
@@ -190,3 +192,9 @@ def check_classes(classes):
     check_label_types(classes, "classes")
     check_classification_targets(classes)
     return sorted_labels(classes)
+
+
+def is_dask_array(X):
+    """Whether X is a Dask array (without importing Dask when it is not)."""
+    dask_array = sys.modules.get("dask.array")
+    return dask_array is not None and isinstance(X, dask_array.Array)

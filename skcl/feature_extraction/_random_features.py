@@ -32,8 +32,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._exact.backend import BACKENDS, resolve_backend
-from .._exact.task import is_dask_array
-from .._utils.validation import Interval, StrOptions, store_parameters, validate_params
+from .._utils.validation import (
+    Interval,
+    StrOptions,
+    is_dask_array,
+    store_parameters,
+    validate_params,
+)
 from ._input_scale import (
     centre_and_spread,
     check_machine_memory,
