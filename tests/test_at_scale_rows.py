@@ -143,12 +143,14 @@ def test_pixel_column_on_real_mnist(shared_data_dir, monkeypatch):
     sized = {name: {**value, "n_components": 300} for name, value in seq.method_settings.items()}
     monkeypatch.setitem(SEQUENCES, "ci-split-mnist-pixels",
                         dataclasses.replace(seq, loader=small, method_settings=sized))
-    rows, models = run_column("ci-split-mnist-pixels", "sr", root=shared_data_dir)
+    # The default rows are checked above; four of them here keep the test short.
+    methods = select_methods(["exact-gaussian", "rf-gaussian", "randumb", "sgd-log-loss"])
+    rows, models = run_column("ci-split-mnist-pixels", "sr", methods, root=shared_data_dir)
     test = {row["method"]: row["test"] for row in rows}
-    assert set(test) == {m.name for m in methods_for("ci-split-mnist-pixels")}
+    assert set(test) == {m.name for m in methods}
     assert models["RanDumb"].n_components == models["RF Gaussian"].n_components == 300
     # Class-incremental over ten digits from 1,500 images: SGD forgets
     # (about 20 %), these keep every task (78–82 % on this machine).
-    for name in ("Exact Gaussian", "RF least squares", "RF Gaussian", "RanDumb"):
+    for name in ("Exact Gaussian", "RF Gaussian", "RanDumb"):
         assert test[name] > 70, (name, test[name])
     assert test["SGD log loss"] < 40
