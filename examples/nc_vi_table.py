@@ -15,14 +15,12 @@ column).
 """
 
 import argparse
-import itertools
 import time
-
-import numpy as np
 
 from skcl import GMVCLClassifier, GSFSVIClassifier, GVCLClassifier, NCClassifier
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 from skcl.metrics import final_average_accuracy
+from skcl.model_selection import SequenceGridSearch
 
 COLUMNS = {
     # name: (loader, hidden layers, learning rate)
@@ -41,12 +39,6 @@ METHODS = [
 ]
 
 
-def learn(estimator, tasks, classes):
-    for X, y in tasks:
-        estimator.partial_fit(X, y, classes=classes)
-    return estimator
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--columns", nargs="*", default=list(COLUMNS), choices=list(COLUMNS))
@@ -59,17 +51,19 @@ def main():
                         learning_rate=lr, random_state=1337)
         for name, cls, grid, paper in METHODS:
             start = time.perf_counter()
-            candidates = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-            fitted = [learn(cls(**params, **settings), data.train, data.classes) for params in candidates]
-            scores = [final_average_accuracy(clf, data.validation) for clf in fitted]
-            best = int(np.argmax(scores))  # first of the ties, in grid order
-            test = final_average_accuracy(fitted[best], data.test)
-            chosen = ", ".join(f"{k}={v}" for k, v in candidates[best].items()) or "-"
+            # Every setting learns the training sequence and is scored on the
+            # validation sequence; the first of ties, in grid order, is kept
+            # (SequenceGridSearch skips the consolidator fits after each
+            # setting's last task, which no score reads).
+            search = SequenceGridSearch(cls(**settings), grid).fit(
+                data.train, data.validation, classes=data.classes
+            )
+            test = final_average_accuracy(search.best_estimator_, data.test)
+            chosen = ", ".join(f"{k}={v}" for k, v in search.best_params_.items()) or "-"
             elapsed = time.perf_counter() - start
-            print(f"{column:<10} {name:<8} {chosen:<22} {100 * scores[best]:6.2f} "
+            print(f"{column:<10} {name:<8} {chosen:<22} {100 * search.best_score_:6.2f} "
                   f"{100 * test:7.2f} {paper[list(COLUMNS).index(column)]:8.2f} {elapsed:7.1f}",
                   flush=True)
-
 
 if __name__ == "__main__":
     main()

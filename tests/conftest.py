@@ -82,6 +82,23 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def fashion_cnn4(shared_data_dir):
+    """cnn4 pre-trained on the first 6,000 Fashion-MNIST training images, one epoch.
+
+    A quick extractor (13 s on two cores) that the real-file tests share:
+    they ask for it with ``@pytest.mark.xdist_group("fashion_cnn4")`` so
+    that one worker trains it once. Its Fashion-MNIST test accuracy is
+    about 0.82, and a softmax regression on its features learns MNIST to
+    about 0.84.
+    """
+    from skcl.datasets import load_fashion_mnist
+    from skcl.feature_extraction import PretrainedFeatureExtractor
+
+    X, y = load_fashion_mnist(shared_data_dir).train
+    return PretrainedFeatureExtractor("cnn4", n_epochs=1, random_state=0).fit(X[:6000], y[:6000])
+
+
+@pytest.fixture(scope="session")
 def iris():
     return load_ci_split_iris()
 

@@ -10,6 +10,7 @@ import importlib.util
 import pickle
 import sys
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -160,7 +161,9 @@ def test_preprocessing_is_torchvisions(torch, resnet18_file):
     spec = dict(resize_size=36, crop_size=32, mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))
     extractor = BackboneFeatureExtractor("resnet18", weights=path, preprocess=spec).fit(images)
     transforms = ImageClassification(**spec)
-    x = transforms(torch.from_numpy(images).permute(0, 3, 1, 2))
+    # On the extractor's device: torch resizes uint8 images with another
+    # kernel on a GPU (its own rounding), as the extractor does there.
+    x = transforms(torch.from_numpy(images).permute(0, 3, 1, 2).to(extractor.device_)).cpu()
     assert x.shape == (3, 3, 32, 32)
     assert_torch_features(extractor.transform(images), torchvision_features(torch, model, x),
                           extractor)
@@ -283,7 +286,8 @@ def test_jax_function_with_params(digits):
     features = extractor.fit(X).transform(X[:50])
     expected = np.tanh(X[:50] @ params["w"] + params["b"])
     np.testing.assert_allclose(features, expected, rtol=1e-5, atol=1e-5)
-    assert extractor.model_ is None and extractor.device_ == "cpu:0"
+    default = jax.devices()[0]  # a GPU where JAX has one
+    assert extractor.model_ is None and extractor.device_ == f"{default.platform}:{default.id}"
     # Batches of any size, padded to one compilation, change nothing.
     np.testing.assert_array_equal(extractor.transform(X[7:8]), features[7:8])
 
@@ -341,7 +345,9 @@ def test_torch_module_runs_in_eval_mode_and_is_left_alone(torch, digits):
     module.eval()
     with torch.no_grad():
         expected = module(torch.from_numpy(X[:20].reshape(20, 1, 8, 8)).float()).numpy()
-    np.testing.assert_array_equal(features, expected)  # dropout off, running statistics
+    # Dropout off, running statistics: bit for bit on a CPU, to float32's
+    # rounding on a GPU.
+    assert_torch_features(features, expected, extractor)
     module.train()
     BackboneFeatureExtractor(module, image_shape=(8, 8)).fit(X[:2])
     assert module.training and extractor.model_ is not module
@@ -540,8 +546,12 @@ def test_images_the_network_cannot_take(digits):
     assert_unchanged(extractor, before)
     with pytest.raises(ValueError, match="weights is for a torchvision model or a torch module"):
         BackboneFeatureExtractor(projection, weights="w.pth").fit(X)
-    with pytest.raises(ValueError, match="device='gpu', but JAX has no gpu device"):
-        BackboneFeatureExtractor(image_stats, device="gpu").fit(X)
+    try:
+        message = f"device='gpu:7': JAX has {len(jax.devices('gpu'))} gpu device"
+    except RuntimeError:  # no GPU (the CI)
+        message = "device='gpu:7', but JAX has no gpu device"
+    with pytest.raises(ValueError, match=message):
+        BackboneFeatureExtractor(image_stats, device="gpu:7").fit(X)
 
 
 def test_missing_torch_says_which_extra_to_install(monkeypatch, digits):

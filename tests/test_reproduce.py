@@ -177,23 +177,35 @@ def test_cli_writes_figure2_for_2d_iris(tmp_path, capsys):
     assert len(np.unique(np.asarray(image.convert("RGB")).reshape(-1, 3), axis=0)) > 1000
 
 
+def _first_mnist_images(shared_data_dir, folder, n_train, n_test):
+    """A data folder of the first real MNIST images, in the files' own format."""
+    from skcl.datasets import load_mnist
+    from tests.test_image_datasets import write_idx
+
+    mnist = load_mnist(shared_data_dir)
+    raw = folder / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for split, (X, y), n in (("train", mnist.train, n_train), ("t10k", mnist.test, n_test)):
+        write_idx(raw / f"{split}-images-idx3-ubyte", X[:n], gz=True)
+        write_idx(raw / f"{split}-labels-idx1-ubyte", y[:n], gz=True)
+    return folder
+
+
 @pytest.mark.slow
-def test_cli_reproduces_split_mnist_on_fashion_mnist_features(shared_data_dir, tmp_path, capsys):
+@pytest.mark.xdist_group("fashion_cnn4")
+def test_cli_reproduces_split_mnist_on_fashion_mnist_features(shared_data_dir, fashion_cnn4,
+                                                              tmp_path, capsys):
     """Real files, the paper's protocol for CI Split MNIST on frozen features
     (a quick extractor: 1 epoch on 6,000 Fashion-MNIST images, given as a
-    weights file). λ chosen on validation: AQC keeps old digits, fine-tuning
-    keeps only the last task's two (at most ~20 %)."""
-    from skcl.datasets import load_fashion_mnist
-    from skcl.feature_extraction import PretrainedFeatureExtractor
-
-    fashion = load_fashion_mnist(shared_data_dir)
-    extractor = PretrainedFeatureExtractor("cnn4", n_epochs=1, random_state=0)
-    extractor.fit(fashion.train[0][:6000], fashion.train[1][:6000])
+    weights file), on the first 15,000 training and 3,000 test images of
+    MNIST. λ chosen on validation: AQC keeps old digits, fine-tuning keeps
+    only the last task's two (measured: AQC 57.5 %, fine-tuning 18.9 %)."""
     weights = tmp_path / "fashion_cnn4.npz"
-    extractor.save_weights(weights)
+    fashion_cnn4.save_weights(weights)
+    data_dir = _first_mnist_images(shared_data_dir, tmp_path / "data", 15000, 3000)
     status = main(["reproduce", "ci-split-mnist", "--pretrain", "fashion-mnist",
                    "--extractor-weights", str(weights), "--methods", "ft", "aqc",
-                   "--data-dir", str(shared_data_dir), "--output", str(tmp_path)])
+                   "--data-dir", str(data_dir), "--output", str(tmp_path)])
     assert status == 0
     out = capsys.readouterr().out
     assert "Extractor: cnn4 pre-trained on Fashion-MNIST (file:" in out
