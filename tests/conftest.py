@@ -53,13 +53,42 @@ def _bounded_compilation_cache():
 MAX_WORKERS = 4
 
 
+def _n_cpus():
+    """The CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker per CPU this process may use, at most MAX_WORKERS."""
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        n_cpus = os.cpu_count() or 1
-    return max(1, min(n_cpus, MAX_WORKERS))
+    return max(1, min(_n_cpus(), MAX_WORKERS))
+
+
+# BLAS threads per worker. Each worker's BLAS would otherwise start a thread
+# per core, and their threads (and those of the processes the tests start:
+# the docs build, notebook kernels) wait for cores the other workers hold,
+# spinning: on two cores with two workers the exact family's tests took
+# 62 s with one thread each and 35 s limited (measured on tests/
+# test_exact_*.py, test_at_scale_rows.py and test_laplace_predictive.py).
+# scikit-learn's own test suite limits its workers the same way. JAX's
+# threads are left alone: limiting XLA's thread pool made its tests slower.
+_BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pytest_configure(config):
+    """A pytest-xdist worker's BLAS gets its share of the CPUs (at least one thread)."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers is None:  # one process (``-n 0``): every core is its own
+        return
+    share = max(1, _n_cpus() // int(workers))
+    for name in _BLAS_THREAD_VARIABLES:  # the libraries loaded later, the subprocesses
+        os.environ.setdefault(name, str(share))
+    import scipy.linalg  # noqa: F401  (loads SciPy's BLAS, so that the limit reaches it)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(share)  # the libraries loaded already (NumPy's BLAS)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
