@@ -70,8 +70,8 @@ def pytest_xdist_auto_num_workers(config):
 # per core, and their threads (and those of the processes the tests start:
 # the docs build, notebook kernels) wait for cores the other workers hold,
 # spinning: on two cores with two workers the exact family's tests took
-# 62 s with one thread each and 35 s limited (measured on tests/
-# test_exact_*.py, test_at_scale_rows.py and test_laplace_predictive.py).
+# 62 s unlimited and 35 s with one BLAS thread per worker (measured on
+# tests/test_exact_*.py, test_at_scale_rows.py, test_laplace_predictive.py).
 # scikit-learn's own test suite limits its workers the same way. JAX's
 # threads are left alone: limiting XLA's thread pool made its tests slower.
 _BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
