@@ -47,22 +47,11 @@ import time
 
 import numpy as np
 
+# The same tasks as the units benchmark (this folder is on sys.path when a
+# script of it runs).
+from bench_feature_units import _tasks
+
 MODELS = ("gaussian", "least-squares", "randumb")
-
-
-def _tasks(data_dir):
-    """Five CI Split MNIST tasks of all 60,000 training images, and the test tasks (uint8 rows)."""
-    from skcl.datasets import load_ci_split_mnist
-
-    data = load_ci_split_mnist(data_dir)
-
-    def flat(X):
-        return X.reshape(len(X), -1)
-
-    train = [(np.vstack([flat(X), flat(Xv)]), np.concatenate([y, yv]))
-             for (X, y), (Xv, yv) in zip(data.train, data.validation)]
-    test = [(flat(X), y) for X, y in data.test]
-    return train, test, data.classes
 
 
 def _faa(predict, test):
@@ -108,7 +97,7 @@ def _floor(n, m, backend):
 
 def run_one(model, m, data_dir, backend):
     """One configuration in this process: a dict of its figures."""
-    train, test, classes = _tasks(data_dir)
+    train, test, classes = _tasks("mnist", data_dir)
     n = sum(len(y) for _, y in train)
     result = {"model": model, "M": m, "backend": backend, "rows": n}
     if model == "randumb":
