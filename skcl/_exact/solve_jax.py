@@ -30,16 +30,9 @@ def _jax():
 
 
 def eigh(matrix):
-    """Eigenvalues and eigenvectors of a symmetric matrix, on the device, in float64.
+    """Eigenvalues (ascending) and eigenvectors, on the device in float64 (as :func:`.linalg.eigh`).
 
-    Parameters
-    ----------
-    matrix : ndarray of shape (n, n)
-
-    Returns
-    -------
-    (ndarray of shape (n,), ndarray of shape (n, n))
-        On the host, ascending, as ``numpy.linalg.eigh``.
+    Both come back to the host.
     """
     jax, jnp = _jax()
     with jax.enable_x64(True):
