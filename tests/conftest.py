@@ -28,12 +28,19 @@ SHARED_DATA_FILES = [
 # default) the next compilation dies with a segmentation fault. Users rarely
 # compile that much in one process; the test suite does.
 _MAX_MAPPINGS = 20_000
+# Reading /proc/self/maps takes the kernel 10-25 ms at 10,000-20,000
+# mappings, so counting after every test cost the suite about 40
+# worker-seconds. The busiest test adds about 850 (measured: GM-VCL's
+# estimator checks), so looking every 8 tests still stops far below the
+# kernel's limit.
+_TESTS_BETWEEN_COUNTS = 8
+_tests_since_count = 0
 
 
 def _n_memory_mappings():
     try:
         with open("/proc/self/maps", "rb") as maps:
-            return sum(1 for _ in maps)
+            return maps.read().count(b"\n")
     except OSError:  # not Linux: nothing to watch
         return 0
 
@@ -41,7 +48,12 @@ def _n_memory_mappings():
 @pytest.fixture(autouse=True)
 def _bounded_compilation_cache():
     """Drop jax's compiled executables once they hold too many mappings."""
+    global _tests_since_count
     yield
+    _tests_since_count += 1
+    if _tests_since_count < _TESTS_BETWEEN_COUNTS:
+        return
+    _tests_since_count = 0
     if _n_memory_mappings() > _MAX_MAPPINGS:
         jax.clear_caches()
         gc.collect()
@@ -91,6 +103,20 @@ def pytest_configure(config):
     threadpool_limits(share)  # the libraries loaded already (NumPy's BLAS)
 
 
+def _do_not_run_expected_failures(item):
+    """scikit-learn's checks declared to fail are reported, not run.
+
+    ``parametrize_with_checks`` marks them ``xfail``, which runs each one
+    (15 worker-seconds of fits) to report a failure already explained in
+    its reason; a pass would not fail the run either (not strict). The
+    reason is kept and pytest still lists them as xfailed.
+    """
+    mark = item.get_closest_marker("xfail")
+    if item.originalname == "test_sklearn_compatible" and mark and mark.kwargs.get("run", True):
+        item.add_marker(pytest.mark.xfail(reason=mark.kwargs.get("reason", ""), run=False),
+                        append=False)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Keep the tests that share a module-scoped fixture on one xdist worker.
@@ -100,6 +126,7 @@ def pytest_collection_modifyitems(config, items):
     is made once rather than once per worker.
     """
     for item in items:
+        _do_not_run_expected_failures(item)
         info = getattr(item, "_fixtureinfo", None)
         definitions = getattr(info, "name2fixturedefs", {}) or {}
         shared = sorted(

@@ -15,8 +15,10 @@ from skcl._gradient import compilation_cache as _compilation_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Imports the training code, with "fit" compiles and runs one small
-# estimator's programs, and says which cache folder JAX uses.
+# Imports the training code, then: with "fit", compiles and runs one small
+# estimator's programs; with "setup", calls the set-up its training calls
+# first (half the time of a fit: the checks that need no program written
+# use it); with nothing, stops there. Says which cache folder JAX uses.
 SCRIPT = """
 import warnings
 warnings.simplefilter("error", UserWarning)
@@ -30,16 +32,18 @@ if sys.argv[1:] == ["fit"]:
     data = load_ci_split_iris()
     FineTuningClassifier(n_epochs=2, random_state=0).partial_fit(*data.train[0],
                                                                  classes=data.classes)
+elif sys.argv[1:] == ["setup"]:
+    skcl._gradient.training._setup_compilation_cache()
 print(jax.config.jax_compilation_cache_dir)
 """
 
 
-def _run(tmp_path, fit=True, **env):
+def _run(tmp_path, mode="fit", **env):
     environment = {k: v for k, v in os.environ.items()
                    if not k.startswith(("SKCL_COMPILATION", "JAX_COMPILATION"))}
     environment.update(PYTHONPATH=str(ROOT), HOME=str(tmp_path / "home"),
                        XDG_CACHE_HOME="", **env)
-    command = [sys.executable, "-c", SCRIPT] + (["fit"] if fit else [])
+    command = [sys.executable, "-c", SCRIPT] + ([mode] if mode else [])
     result = subprocess.run(command, env=environment, cwd=tmp_path, capture_output=True,
                             text=True, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -57,7 +61,7 @@ def test_on_by_default_in_the_per_user_cache_folder(tmp_path):
 def test_the_folder_can_be_chosen_or_the_cache_turned_off(tmp_path):
     folder, _ = _run(tmp_path, SKCL_COMPILATION_CACHE_DIR=str(tmp_path / "mine"))
     assert Path(folder) == tmp_path / "mine" and any((tmp_path / "mine").iterdir())
-    folder, stderr = _run(tmp_path, SKCL_COMPILATION_CACHE="0")
+    folder, stderr = _run(tmp_path, "setup", SKCL_COMPILATION_CACHE="0")
     assert folder == "None"
     assert "JAX compilation cache off" in stderr
     assert not (tmp_path / "home" / ".cache").exists()
@@ -69,20 +73,20 @@ def test_an_unwritable_folder_leaves_the_cache_off_silently(tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     # warnings are errors in the script: the run itself shows none is raised.
-    folder, stderr = _run(tmp_path, SKCL_COMPILATION_CACHE_DIR=str(blocker / "jax"))
+    folder, stderr = _run(tmp_path, "setup", SKCL_COMPILATION_CACHE_DIR=str(blocker / "jax"))
     assert folder == "None"
     assert "is not writable" in stderr  # the DEBUG record says why
 
 
 def test_a_folder_set_through_jax_is_left_alone(tmp_path):
-    folder, _ = _run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jaxs"))
+    folder, _ = _run(tmp_path, "setup", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "jaxs"))
     assert Path(folder) == tmp_path / "jaxs"
 
 
 def test_importing_skcl_changes_nothing_in_the_process(tmp_path):
     # Importing the estimators and the training code leaves JAX's
     # configuration alone; the first training switches the cache on.
-    folder, stderr = _run(tmp_path, fit=False)
+    folder, stderr = _run(tmp_path, mode=None)
     assert folder == "None"
     assert "JAX compilation cache" not in stderr
     assert not (tmp_path / "home" / ".cache").exists()

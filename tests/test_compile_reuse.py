@@ -21,8 +21,12 @@ from skcl._gradient.minibatches import (
 
 @pytest.mark.parametrize(
     ("n_samples", "batch_size", "seed"),
-    [*itertools.product([1, 10, 17, 38, 45, 120, 128], [16], [0]),
-     (30, 7, 3), (200, 32, 1), (1625, 256, 2), (1626, 256, 2), (3000, 1000, 5)],
+    # One row; under, just over and at a whole minibatch; exactly the
+    # padded size; an odd minibatch; either side of JAX's change of sorting
+    # rounds; a large task and minibatch (padded to 4,096). Each case
+    # compiles two programs.
+    [*itertools.product([1, 10, 17, 128], [16], [0]),
+     (30, 7, 3), (1625, 256, 2), (1626, 256, 2), (3000, 1000, 5)],
 )
 def test_padded_draws_are_the_per_size_draws(n_samples, batch_size, seed):
     """The same indices, masks and step keys, dtype and shape included, as

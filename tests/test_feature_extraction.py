@@ -198,15 +198,19 @@ def test_frozen_features_let_aqc_learn_split_digits_without_forgetting(digits, d
 def test_fashion_mnist_features_transfer_to_mnist(shared_data_dir, fashion_cnn4):
     """Real files: cnn4 pre-trained on Fashion-MNIST (6,000 images, 1
     epoch), then a softmax regression on its features learns MNIST digits
-    it never saw far above chance (measured: 0.82 and 0.84)."""
+    it never saw far above chance. Scored on the first 2,000 test images of
+    each (a standard error under one point; measured: 0.838 and 0.815, on
+    all 10,000 0.825 and 0.844)."""
     from skcl.datasets import load_fashion_mnist, load_mnist
 
     extractor = copy.deepcopy(fashion_cnn4)  # shared with other tests: left as it was
-    assert extractor.score(*load_fashion_mnist(shared_data_dir).test) >= 0.75
+    X_test, y_test = load_fashion_mnist(shared_data_dir).test
+    assert extractor.score(X_test[:2000], y_test[:2000]) >= 0.75
     mnist = load_mnist(shared_data_dir)
     model = make_pipeline(extractor, JointClassifier(n_epochs=20, batch_size=64, random_state=0))
     model.partial_fit(mnist.train[0][:5000], mnist.train[1][:5000], classes=range(10))
-    assert model.score(*mnist.test) >= 0.75
+    X_test, y_test = mnist.test
+    assert model.score(X_test[:2000], y_test[:2000]) >= 0.75
 
 
 def test_same_random_state_gives_the_same_weights(digits):
