@@ -173,8 +173,8 @@ def test_nc_beats_aqc_on_ci_split_iris_with_validation_chosen_hyperparameters(ir
     above AQC's (the paper: NC 93.3 %, AQC 66.7 %). NC's radius is r = 10,
     what the paper's whole grid (r ∈ {1, 10, 100}) picks here (measured:
     λ = 1, r = 10, validation 100 %, test 93.3 %); the whole grid, three
-    times the fits, runs in the gallery's ``nc_vi_table.py`` at every docs
-    build."""
+    times the fits, runs in ``examples/nc_vi_table.py`` and ``skcl
+    reproduce ci-split-iris``."""
 
     # Chosen by the search (each candidate's final average accuracy on the
     # validation sequence, the first of ties), which skips the consolidator
