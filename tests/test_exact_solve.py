@@ -43,6 +43,8 @@ def test_gcv_from_the_tridiagonal_reduction_is_the_eigendecomposition_s(rows, n_
     moments = _moments(clf)
     targets = class_targets(10)[np.searchsorted(clf.classes_, [k[1] for k in moments.keys])]
     spectrum = ridge_spectrum(moments, targets)
+    # T's eigenvectors only where S is singular (the exact-fit branch needs them).
+    assert (spectrum.tridiagonal_vectors is None) == (rows > n_components)
     x_bar, t_bar, S, C = _centred(moments, targets)
     values, V = np.linalg.eigh(S)  # today's path
     values = np.clip(values, 0, None)

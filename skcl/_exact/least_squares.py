@@ -15,9 +15,11 @@ exact: AQC with a Gaussian likelihood on a fixed linear model is this.
 
 With S = V diag(λ) Vᵀ, B(α) = V diag(1/(λ+α)) VᵀC for every α, and the
 generalised cross-validation score of all the rows (:func:`gcv_scores`,
-the default rule, needing no row held out) needs only λ and the K columns
-VᵀC, which a tridiagonal reduction of S gives without V
-(:func:`ridge_spectrum`, about four Cholesky factorisations' flops); the
+the default rule, needing no row held out) needs only λ and sums over
+them weighted by the K columns VᵀC, which a tridiagonal reduction
+S = Q T Qᵀ gives without V (:func:`ridge_spectrum`, about four Cholesky
+factorisations' flops): λ are T's eigenvalues, and each sum is one solve
+with T + αI applied to QᵀC, O(D·K) per α; the
 exact squared error of held-out rows (:func:`heldout_squared_error`, the
 rule kept as an option) needs V itself. The D×D steps run in the
 ``linalg`` module given (:mod:`.linalg` on the host, :mod:`.solve_jax` on
@@ -29,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import linalg as host_linalg
-from .linalg import Tridiagonal, tridiagonal_eigh
+from .linalg import Tridiagonal, tridiagonal_eigh, tridiagonal_eigvalsh, tridiagonal_solve
 
 __all__ = ["FALLBACK_RELATIVE_ALPHA", "RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID",
            "alpha_scale", "class_targets", "fit_from_spectrum", "fit_ridge", "gcv_scores",
@@ -123,9 +125,12 @@ def fit_ridge(moments, targets, alpha, linalg=host_linalg):
 class RidgeSpectrum(NamedTuple):
     """The ridge problem of some class moments in S's eigenbasis, without the eigenvectors.
 
-    S = V diag(λ) Vᵀ is kept as Householder's reduction S = Q T Qᵀ and
-    T = U diag(λ) Uᵀ (V = QU, never formed): GCV reads λ and VᵀC, a fit
-    needs V·z for K columns z.
+    S = V diag(λ) Vᵀ is kept as Householder's reduction S = Q T Qᵀ, T
+    tridiagonal (V = QU for T = U diag(λ) Uᵀ, never formed). A positive
+    definite S needs nothing more: GCV's sums over λ weighted by VᵀC are
+    solves with T + αI on QᵀC, and a fit is Q(T + αI)⁻¹QᵀC. A singular S
+    (fewer rows than features) keeps U and VᵀC = UᵀQᵀC, for GCV's
+    cancellation-free form of an exact fit.
 
     Attributes
     ----------
@@ -133,16 +138,19 @@ class RidgeSpectrum(NamedTuple):
     t_bar : ndarray of shape (n_targets,)
     values : ndarray of shape (n_features,)
         λ_j, the eigenvalues of the centred scatter S (clipped at 0).
-    projected : ndarray of shape (n_features, n_targets)
-        VᵀC, the cross-scatter in the eigenbasis.
+    rotated : ndarray of shape (n_features, n_targets)
+        QᵀC, the cross-scatter in T's basis.
+    projected : ndarray of shape (n_features, n_targets) or None
+        VᵀC, the cross-scatter in the eigenbasis; None when S is positive
+        definite (not needed).
     total_squares : float
         Σ_i w_i ‖t_i − t̄‖², the residual sum of squares of the intercept alone.
     n : float
         Σ_i w_i, the rows' total weight.
     reduction : Tridiagonal
         Q (its reflectors) and T.
-    tridiagonal_vectors : ndarray of shape (n_features, n_features)
-        U, T's eigenvectors.
+    tridiagonal_vectors : ndarray of shape (n_features, n_features) or None
+        U, T's eigenvectors, with ``projected``.
     linalg : module
         :mod:`.linalg` or :mod:`.solve_jax`, which holds ``reduction``.
     """
@@ -150,11 +158,12 @@ class RidgeSpectrum(NamedTuple):
     x_bar: np.ndarray
     t_bar: np.ndarray
     values: np.ndarray
-    projected: np.ndarray
+    rotated: np.ndarray
+    projected: object
     total_squares: float
     n: float
     reduction: Tridiagonal
-    tridiagonal_vectors: np.ndarray
+    tridiagonal_vectors: object
     linalg: object
 
     @property
@@ -162,18 +171,31 @@ class RidgeSpectrum(NamedTuple):
         """tr(S)/D = mean λ_j, the unit of ``RELATIVE_ALPHA_GRID`` (1 when S = 0)."""
         return float(self.values.mean()) or 1.0
 
-    def from_eigenbasis(self, z):
-        """V·z = Q(U·z), for z of shape (n_features, k)."""
-        return self.linalg.rotate(self.reduction, self.tridiagonal_vectors @ z)
+    def with_eigenvectors(self):
+        """This spectrum with U and VᵀC (T's eigendecomposition, O(D³) at worst)."""
+        if self.tridiagonal_vectors is not None:
+            return self
+        values, U = tridiagonal_eigh(self.reduction.diagonal, self.reduction.off_diagonal)
+        return self._replace(values=np.clip(values, 0, None), projected=U.T @ self.rotated,
+                             tridiagonal_vectors=U)
+
+    def solve_shifted(self, alpha):
+        """(T + αI)⁻¹QᵀC, of shape (n_features, n_targets), for α > 0."""
+        return tridiagonal_solve(self.reduction.diagonal, self.reduction.off_diagonal,
+                                 self.rotated, alpha)
+
+
+def _positive(values):
+    """The eigenvalues above rounding (numpy's matrix_rank tolerance): S's range."""
+    return values > values.max() * len(values) * np.finfo(np.float64).eps
 
 
 def ridge_spectrum(moments, targets, linalg=host_linalg):
-    """S's eigenvalues and VᵀC, what every α's fit and score need, at about 4 Choleskys' cost.
+    """S's eigenvalues and tridiagonal form: every α's fit and score, for about 4 Choleskys.
 
     Householder's reduction S = Q T Qᵀ (the one D³ step, 4D³/3 flops), T's
-    eigen-decomposition T = U diag(λ) Uᵀ (O(D²) in practice) and
-    VᵀC = Uᵀ(QᵀC), Q applied to the K columns of C only: the eigenvalues
-    and VᵀC of ``numpy.linalg.eigh``'s V = QU, without forming V.
+    eigenvalues (O(D²)) and QᵀC, Q applied to the K columns of C only. A
+    singular S adds T's eigenvectors and VᵀC (:meth:`RidgeSpectrum.with_eigenvectors`).
 
     Parameters
     ----------
@@ -190,16 +212,25 @@ def ridge_spectrum(moments, targets, linalg=host_linalg):
     x_bar, t_bar, S, C = _centred(moments, targets)
     reduction = linalg.tridiagonal(S)
     del S
-    values, U = tridiagonal_eigh(reduction.diagonal, reduction.off_diagonal)
-    projected = U.T @ linalg.rotate(reduction, C, transpose=True)
+    values = np.clip(tridiagonal_eigvalsh(reduction.diagonal, reduction.off_diagonal), 0, None)
+    rotated = np.asarray(linalg.rotate(reduction, C, transpose=True))
     total_squares = float(moments.counts @ ((targets - t_bar) ** 2).sum(1))
-    return RidgeSpectrum(x_bar, t_bar, np.clip(values, 0, None), projected, total_squares,
-                         moments.total, reduction, U, linalg)
+    spectrum = RidgeSpectrum(x_bar, t_bar, values, rotated, None, total_squares,
+                             moments.total, reduction, None, linalg)
+    return spectrum if np.all(_positive(values)) else spectrum.with_eigenvectors()
 
 
 def fit_from_spectrum(spectrum, alpha):
-    """The ridge fit at α > 0 from :func:`ridge_spectrum`: B = V diag(1/(λ+α)) VᵀC."""
-    coef = spectrum.from_eigenbasis(spectrum.projected / (spectrum.values + alpha)[:, None])
+    """The ridge fit at α > 0 from :func:`ridge_spectrum`: B = Q(T + αI)⁻¹QᵀC.
+
+    That is V diag(1/(λ+α)) VᵀC, computed with U where the spectrum has it.
+    """
+    if spectrum.tridiagonal_vectors is None:
+        inner = spectrum.solve_shifted(alpha)
+    else:
+        inner = spectrum.tridiagonal_vectors @ (
+            spectrum.projected / (spectrum.values + alpha)[:, None])
+    coef = spectrum.linalg.rotate(spectrum.reduction, inner)
     return RidgeFit(coef, spectrum.t_bar - spectrum.x_bar @ coef)
 
 
@@ -211,14 +242,16 @@ def gcv_scores(spectrum, alphas):
     of the fit with its unpenalised intercept, tr H = 1 + Σ_j λ_j/(λ_j+α),
     and with c_j the rows of VᵀC,
 
-        RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²,
+        RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²
+               = Σ‖r‖² − tr(CᵀQ z) − α‖z‖²,   z = (T + αI)⁻¹QᵀC,
 
-    summed over the targets (one α for all). Both need only the
-    eigenvalues and VᵀC: each α costs O(D·n_targets). With weights, n is
-    their sum, so an integer weight counts as that many copies of a row.
-    Computed in units of tr(S)/D (λ/σ, α/σ, ‖c_j‖²/σ), where every term is
-    of order one: the scores are the same for X and X·10^k (the squares
-    α² of the cancellation-free form would under- or overflow otherwise).
+    summed over the targets (one α for all). The second form needs no
+    eigenvector: each α costs one tridiagonal solve, O(D·n_targets). With
+    weights, n is their sum, so an integer weight counts as that many
+    copies of a row. Computed in units of tr(S)/D (λ/σ, α/σ, ‖c_j‖²/σ),
+    where every term is of order one: the scores are the same for X and
+    X·10^k (the squares α² of the cancellation-free form would under- or
+    overflow otherwise).
 
     Parameters
     ----------
@@ -234,16 +267,47 @@ def gcv_scores(spectrum, alphas):
         for leave-one-out.
     """
     unit = spectrum.scale
+    alphas = np.asarray(alphas, dtype=np.float64) / unit
+    values = spectrum.values / unit
+    if spectrum.projected is None:  # S positive definite: sums by tridiagonal solves
+        sums = _sums_by_solves(spectrum, unit, alphas)
+        if sums is not None:
+            return _scores(values, *sums, spectrum.total_squares, spectrum.n, alphas)
+        spectrum = spectrum.with_eigenvectors()  # an exact fit: the eigenbasis' form
+        values = spectrum.values / unit
     power = ((spectrum.projected / np.sqrt(unit)) ** 2).sum(1)  # ‖c_j‖²/σ
-    return _gcv(spectrum.values / unit, power, spectrum.total_squares, spectrum.n,
-                np.asarray(alphas, dtype=np.float64) / unit)
+    return _gcv(values, power, spectrum.total_squares, spectrum.n, alphas)
+
+
+def _sums_by_solves(spectrum, unit, alphas):
+    """Σ_j ‖c_j‖²/(λ_j+α) and Σ_j ‖c_j‖²/(λ_j+α)² for each α, in units of σ, by solves with T.
+
+    With w = QᵀC/√σ and z = (T/σ + αI)⁻¹w: tr(wᵀz) and ‖z‖². None when
+    the rows are fitted exactly at α = 0 (Σ_j ‖c_j‖²/λ_j = Σ‖r‖², the
+    residual zero), where only the eigenbasis' termwise form is free of
+    cancellation, or when T is singular to working precision.
+    """
+    diagonal = spectrum.reduction.diagonal / unit
+    off_diagonal = spectrum.reduction.off_diagonal / unit
+    w = spectrum.rotated / np.sqrt(unit)
+    try:
+        at_zero = float((w * tridiagonal_solve(diagonal, off_diagonal, w)).sum())
+        if spectrum.total_squares - at_zero <= 1e-10 * spectrum.total_squares:
+            return None
+        first, second = np.empty(len(alphas)), np.empty(len(alphas))
+        for i, alpha in enumerate(alphas):
+            z = tridiagonal_solve(diagonal, off_diagonal, w, alpha)
+            first[i], second[i] = (w * z).sum(), (z * z).sum()
+    except np.linalg.LinAlgError:
+        return None
+    return first, second
 
 
 def _gcv(values, power, total_squares, n, alphas):
     """:func:`gcv_scores` from λ_j, ‖c_j‖² and α, all in one unit."""
-    # Eigenvalues at rounding level are null directions (numpy's matrix_rank
-    # tolerance): C has no part there, and they add nothing to tr H.
-    positive = values > values.max() * len(values) * np.finfo(np.float64).eps
+    # Eigenvalues at rounding level are null directions: C has no part
+    # there, and they add nothing to tr H.
+    positive = _positive(values)
     values = np.where(positive, values, 0.0)
     inverse = np.where(positive, 1 / np.where(positive, values, 1.0), 0.0)
     power = power * positive
@@ -257,10 +321,20 @@ def _gcv(values, power, total_squares, n, alphas):
     residual_at_zero = total_squares - (power * inverse).sum()
     if residual_at_zero <= 1e-10 * total_squares:
         rss = (alphas[:, None] ** 2 * inverse[None, :] / shrink**2) @ power
-    else:
-        rss = np.clip(total_squares - ((values[None, :] + 2 * alphas[:, None]) / shrink**2)
-                      @ power, 0, None)
-    free = n - 1 - (values[None, :] / shrink).sum(1)  # n − tr H
+        return _scores_from_rss(values, rss, n, alphas)
+    return _scores(values, (1 / shrink) @ power, (1 / shrink**2) @ power, total_squares, n,
+                   alphas)
+
+
+def _scores(values, first, second, total_squares, n, alphas):
+    """GCV from Σ_j ‖c_j‖²/(λ_j+α) (``first``) and Σ_j ‖c_j‖²/(λ_j+α)² (``second``)."""
+    rss = np.clip(total_squares - first - alphas * second, 0, None)
+    return _scores_from_rss(values, rss, n, alphas)
+
+
+def _scores_from_rss(values, rss, n, alphas):
+    """n · RSS / (n − tr H)², inf past ``MAX_MEAN_LEVERAGE``."""
+    free = n - 1 - (values[None, :] / (values[None, :] + alphas[:, None])).sum(1)  # n − tr H
     scored = free >= (1 - MAX_MEAN_LEVERAGE) * n
     return np.where(scored, n * rss / np.where(scored, free, 1) ** 2, np.inf)
 

@@ -13,11 +13,14 @@ What a solve needs, cheapest first (flops for D×D, Cholesky = D³/3):
 * :func:`tridiagonal` and :func:`rotate`: least squares' GCV needs the
   eigenvalues λ_j of S and the K columns VᵀC, not the D×D eigenvectors V.
   Householder's reduction S = Q T Qᵀ (LAPACK ``sytrd``, 4D³/3: about four
-  Cholesky factorisations) leaves T tridiagonal; T = U diag(λ) Uᵀ costs
-  O(D²) in practice (:func:`tridiagonal_eigh`, divide and conquer), and
-  VᵀC = Uᵀ(QᵀC) applies Q's reflectors to K columns only (``ormqr``,
-  O(D²K)). ``numpy.linalg.eigh`` does the same reduction and then forms V
-  (another 2D³ or more): the step these solves leave out.
+  Cholesky factorisations) leaves T tridiagonal, and QᵀC applies Q's
+  reflectors to K columns only (``ormqr``, O(D²K)). T's eigenvalues cost
+  O(D²) (:func:`tridiagonal_eigvalsh`), and every sum over them that GCV
+  needs, a solve with T + αI, O(D·K) (:func:`tridiagonal_solve`); only a
+  singular S needs T's eigenvectors U (:func:`tridiagonal_eigh`, divide
+  and conquer, O(D³) at worst but cheap there: its repeated zero
+  eigenvalues deflate). ``numpy.linalg.eigh`` does the same reduction and
+  then forms V = QU (another 2D³ or more): the step these solves leave out.
 * :func:`eigh`: the full spectrum, where an option needs Σ(s) or B(α) for
   a whole grid at once (the held-out rules) or Σ is singular.
 """
@@ -29,7 +32,7 @@ import scipy.linalg
 from scipy.linalg import lapack
 
 __all__ = ["Tridiagonal", "cholesky", "eigh", "rotate", "solve", "tridiagonal",
-           "tridiagonal_eigh"]
+           "tridiagonal_eigh", "tridiagonal_eigvalsh", "tridiagonal_solve"]
 
 
 class Tridiagonal(NamedTuple):
@@ -177,6 +180,65 @@ def tridiagonal_eigh(diagonal, off_diagonal):
                                           compute_v=1)
     _check_info(info, "dstevd")
     return values, vectors
+
+
+def tridiagonal_eigvalsh(diagonal, off_diagonal):
+    """Eigenvalues (ascending) of a symmetric tridiagonal matrix, without its eigenvectors.
+
+    LAPACK's root-free QR (``dsterf``), O(n²): the eigenvalues of
+    :func:`tridiagonal_eigh` to rounding, at a fraction of its cost.
+
+    Parameters
+    ----------
+    diagonal : ndarray of shape (n,)
+    off_diagonal : ndarray of shape (n - 1,)
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    diagonal = np.array(diagonal, dtype=np.float64)
+    if len(diagonal) == 1:
+        return diagonal
+    values, info = lapack.dsterf(diagonal, np.array(off_diagonal, dtype=np.float64))
+    _check_info(info, "dsterf")
+    return values
+
+
+def tridiagonal_solve(diagonal, off_diagonal, rhs, shift=0.0):
+    """(T + shift·I)⁻¹·rhs for a symmetric positive definite tridiagonal T + shift·I.
+
+    LAPACK's ``dptsv`` (an L·D·Lᵀ factorisation, stable without pivoting
+    for a positive definite matrix), O(n·k).
+
+    Parameters
+    ----------
+    diagonal : ndarray of shape (n,)
+    off_diagonal : ndarray of shape (n - 1,)
+    rhs : ndarray of shape (n, k)
+    shift : float, default=0.0
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When T + shift·I is not positive definite.
+    """
+    diagonal = np.asarray(diagonal, dtype=np.float64) + shift
+    if len(diagonal) == 1:  # no off-diagonal: LAPACK's wrapper wants one of length n − 1 ≥ 1
+        info = 0 if diagonal[0] > 0 else 1
+        solution = np.array(rhs, dtype=np.float64) / diagonal[0] if info == 0 else None
+    else:
+        _, _, solution, info = lapack.dptsv(diagonal, np.array(off_diagonal, dtype=np.float64),
+                                            np.array(rhs, dtype=np.float64))
+    if info > 0:
+        raise np.linalg.LinAlgError(
+            f"The tridiagonal matrix is not positive definite (dptsv: leading minor {info}).")
+    _check_info(info, "dptsv")
+    return solution
 
 
 def _check_info(info, routine):
