@@ -119,14 +119,21 @@ def _do_not_run_expected_failures(item):
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Keep the tests that share a module-scoped fixture on one xdist worker.
+    """Keep the tests that share a module-scoped fixture, or an estimator's
+    scikit-learn checks, on one xdist worker.
 
     With ``--dist loadgroup`` each group runs on a single worker, so that
     an expensive module fixture (the docs build, a pre-trained extractor)
-    is made once rather than once per worker.
+    is made once rather than once per worker, and an estimator's programs,
+    which its checks trace and compile for some 18 input shapes, once
+    rather than on both workers.
     """
     for item in items:
         _do_not_run_expected_failures(item)
+        if item.originalname == "test_sklearn_compatible":
+            estimator = item.callspec.id.rsplit("-check_", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{estimator}"))
+            continue
         info = getattr(item, "_fixtureinfo", None)
         definitions = getattr(info, "name2fixturedefs", {}) or {}
         shared = sorted(
