@@ -197,10 +197,10 @@ def tridiagonal_eigvalsh(diagonal, off_diagonal):
     -------
     ndarray of shape (n,)
     """
-    diagonal = np.array(diagonal, dtype=np.float64)
+    diagonal = np.asarray(diagonal, dtype=np.float64)
     if len(diagonal) == 1:
-        return diagonal
-    values, info = lapack.dsterf(diagonal, np.array(off_diagonal, dtype=np.float64))
+        return diagonal.copy()
+    values, info = lapack.dsterf(diagonal, np.asarray(off_diagonal, dtype=np.float64))
     _check_info(info, "dsterf")
     return values
 
@@ -232,8 +232,9 @@ def tridiagonal_solve(diagonal, off_diagonal, rhs, shift=0.0):
         info = 0 if diagonal[0] > 0 else 1
         solution = np.array(rhs, dtype=np.float64) / diagonal[0] if info == 0 else None
     else:
-        _, _, solution, info = lapack.dptsv(diagonal, np.array(off_diagonal, dtype=np.float64),
-                                            np.array(rhs, dtype=np.float64))
+        # The wrapper copies its inputs (overwrite_* = 0): nothing given is changed.
+        _, _, solution, info = lapack.dptsv(diagonal, np.asarray(off_diagonal, dtype=np.float64),
+                                            np.asarray(rhs, dtype=np.float64))
     if info > 0:
         raise np.linalg.LinAlgError(
             f"The tridiagonal matrix is not positive definite (dptsv: leading minor {info}).")
