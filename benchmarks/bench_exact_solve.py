@@ -14,10 +14,14 @@ Two tables, one run:
    features: numpy's Cholesky of the M×M scatter (the floor), the solve
    *before* (an eigendecomposition: ``numpy.linalg.eigh`` of Σ for the
    Gaussian, of S with V for least squares' GCV) and *after* (the
-   Gaussian's OAS and one Cholesky factor; least squares' tridiagonal
-   reduction, GCV over the α grid by tridiagonal solves and the
-   coefficients, and the same with T's eigenvectors as before), each as a
-   ratio to the Cholesky, measured once each in the same run.
+   Gaussian's OAS and one Cholesky factor; least squares' reduction to
+   band form, GCV over the α grid by band solves and the coefficients),
+   each as a ratio to the Cholesky, measured once each in the same run.
+   Least squares runs twice: reduced to tridiagonal form (LAPACK
+   ``dsytrd``, the path before the two-stage reduction) and to a band
+   (``dsytrd_sy2sb``, what ``LeastSquaresClassifier`` runs from
+   ``TWO_STAGE_MIN_SIZE`` features on). The eigh columns are run up to
+   ``--before-max``.
 3. **The solve on the device.** The least-squares solve through JAX in
    float64 (``linalg=solve_jax``), as a ratio to ``jnp.linalg.eigh`` of the
    same D×D matrix on the same device. Median of ``--repeats`` after one
@@ -26,7 +30,7 @@ Two tables, one run:
 Run::
 
     PYTHONPATH=. python benchmarks/bench_exact_solve.py --skip-chunks --sizes 1000 \
-        --host-sizes 2000 5000 10000                                   # 2 cores
+        --host-sizes 2000 5000 10000 --before-max 5000                 # 2 cores
     PYTHONPATH=. python benchmarks/bench_exact_solve.py --sizes 2000 5000 10000  # GPU
 """
 
@@ -36,9 +40,11 @@ import platform
 import time
 
 import numpy as np
+import scipy.linalg
 
 from skcl import LeastSquaresClassifier
-from skcl._exact import solve_jax
+from skcl._exact import linalg as host_linalg
+from skcl._exact import solve_jax, two_stage
 from skcl._exact.gaussian import fit_gaussian, oas_shrinkage
 from skcl._exact.least_squares import (
     FALLBACK_RELATIVE_ALPHA,
@@ -113,18 +119,22 @@ def moments_of_size(d, n_classes=10, seed=0):
     return GroupMoments(tuple((0, c) for c in range(n_classes)), counts, means, scatter, None)
 
 
-def host_solve(moments, targets, linalg=None, eigenvectors=False):
+def host_solve(moments, targets, linalg=None, tridiagonal=False):
     """The least-squares solve at ``alpha="auto"`` (what ``backend`` runs).
 
-    ``eigenvectors=True``: the path before GCV's tridiagonal solves, with
-    T's eigenvectors U and VᵀC (``dstevd``) whatever S.
+    ``tridiagonal=True``: S reduced to tridiagonal form (``dsytrd``) at any
+    size, the path before the two-stage reduction.
     """
     from skcl._exact.base import choose
 
-    spectrum = (ridge_spectrum(moments, targets) if linalg is None
-                else ridge_spectrum(moments, targets, linalg))
-    if eigenvectors:
-        spectrum = spectrum.with_eigenvectors()
+    two_stage_from = host_linalg.TWO_STAGE_MIN_SIZE
+    if tridiagonal:
+        host_linalg.TWO_STAGE_MIN_SIZE = np.inf
+    try:
+        spectrum = (ridge_spectrum(moments, targets) if linalg is None
+                    else ridge_spectrum(moments, targets, linalg))
+    finally:
+        host_linalg.TWO_STAGE_MIN_SIZE = two_stage_from
     alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
     alpha = choose(alphas, gcv_scores(spectrum, alphas),
                     FALLBACK_RELATIVE_ALPHA * spectrum.scale, "min")
@@ -173,23 +183,37 @@ def _time_once(run):
 
 
 def solve_against_cholesky(args):
+    found = two_stage.routines()
     print("\nThe solve against numpy's Cholesky of the same M×M, on the host (seconds, one "
-          f"run each; load average before: {os.getloadavg()[0]:.2f})\n")
-    print("| M | Cholesky | Gaussian before (eigh) | after | after / Cholesky | "
-          "least squares before (eigh) | with T's eigenvectors | after | after / Cholesky |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"run each; load average before: {os.getloadavg()[0]:.2f}; band of "
+          f"{host_linalg.BAND_WIDTH} sub-diagonals from "
+          f"{found.library if found else 'no LAPACK with dsytrd_sy2sb: tridiagonal only'})\n")
+    print("Cholesky: the faster of numpy's and scipy's (each LAPACK potrf of its own OpenBLAS), "
+          "the ratios' unit.\n")
+    print("| M | Cholesky (numpy / scipy) | Gaussian before (eigh) | after | after / Cholesky | "
+          "least squares before (eigh) | tridiagonal | band (after) | tridiagonal / Cholesky "
+          "| band / Cholesky |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    def before(run, m):
+        return f"{_time_once(run):.2f}" if m <= args.before_max else "not run"
+
     for m in args.host_sizes:
         moments = moments_of_size(m)
         targets = class_targets(10)
-        cholesky = _time_once(lambda: np.linalg.cholesky(moments.scatter))
-        g_before = _time_once(lambda: gaussian_before(moments))
+        by_numpy = _time_once(lambda: np.linalg.cholesky(moments.scatter))
+        by_scipy = _time_once(lambda: scipy.linalg.cholesky(moments.scatter, lower=True,
+                                                            check_finite=False))
+        cholesky = min(by_numpy, by_scipy)
+        g_before = before(lambda: gaussian_before(moments), m)
         g_after = _time_once(lambda: gaussian_after(moments))
-        ls_before = _time_once(lambda: least_squares_before(moments, targets))
-        ls_vectors = _time_once(lambda: host_solve(moments, targets, eigenvectors=True))
+        ls_before = before(lambda: least_squares_before(moments, targets), m)
+        ls_tridiagonal = _time_once(lambda: host_solve(moments, targets, tridiagonal=True))
         ls_after = _time_once(lambda: host_solve(moments, targets))
-        print(f"| {m:,} | {cholesky:.2f} | {g_before:.2f} | {g_after:.2f} | "
-              f"{g_after / cholesky:.2f} | {ls_before:.2f} | {ls_vectors:.2f} | "
-              f"{ls_after:.2f} | {ls_after / cholesky:.2f} |", flush=True)
+        print(f"| {m:,} | {by_numpy:.2f} / {by_scipy:.2f} | {g_before} | {g_after:.2f} | "
+              f"{g_after / cholesky:.2f} | {ls_before} | {ls_tridiagonal:.2f} | "
+              f"{ls_after:.2f} | {ls_tridiagonal / cholesky:.2f} | {ls_after / cholesky:.2f} |",
+              flush=True)
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 
@@ -239,6 +263,8 @@ def main():
     parser.add_argument("--host-sizes", type=int, nargs="*", default=[2000, 5000],
                         help="M of the host's solve against Cholesky (2,000, 5,000, 10,000 for "
                              "the issue's figures)")
+    parser.add_argument("--before-max", type=int, default=5000,
+                        help="largest M of the host's eigh columns (the paths before)")
     parser.add_argument("--skip-chunks", action="store_true")
     parser.add_argument("--skip-device", action="store_true")
     args = parser.parse_args()

@@ -1,6 +1,7 @@
-"""The exact family's solve: a Cholesky factor (Gaussian) and a tridiagonal
-reduction (least squares' GCV) give today's eigendecomposition answers, and
-both rules are invariant to the unit of X."""
+"""The exact family's solve: a Cholesky factor (Gaussian) and a reduction to
+band form (least squares' GCV; tridiagonal, or LAPACK's first stage of two)
+give the eigendecomposition's answers, and both rules are invariant to the
+unit of X."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from scipy.special import logsumexp
 from sklearn.datasets import load_digits, load_wine
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
-from skcl._exact import linalg, solve_jax
+from skcl._exact import linalg, solve_jax, two_stage
 from skcl._exact.gaussian import oas_shrinkage
 from skcl._exact.least_squares import (
     RELATIVE_ALPHA_GRID,
@@ -35,16 +36,88 @@ def _moments(clf):
     return coarsen(clf.moments_, lambda key: (None, key[1]))
 
 
-@pytest.mark.parametrize("rows, n_components", [(1500, 200), (150, 400)])
-def test_gcv_from_the_tridiagonal_reduction_is_the_eigendecomposition_s(rows, n_components):
-    # Fewer rows than features too: a null space of S, the exact-fit branch.
+def _band(S, width):
+    """The dense B of ``linalg.band_reduction(S, width)``, checked banded."""
+    reduction = linalg.band_reduction(S, width)
+    n, B = len(S), np.zeros_like(S)
+    for k, band in enumerate(reduction.bands):
+        B[np.arange(k, n), np.arange(n - k)] = B[np.arange(n - k), np.arange(k, n)] = band[:n - k]
+    return reduction, B
+
+
+@pytest.mark.parametrize("width", [1, 2, 7, 32])
+@pytest.mark.parametrize("n", [1, 2, 3, 9, 60])
+def test_band_reduction_is_an_orthogonal_similarity(n, width):
+    # S = Q B Qᵀ with B of at most ``width`` sub-diagonals (a band as wide
+    # as S is S itself, then reduced to tridiagonal form), against numpy.
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, n + 3))
+    S, C = A @ A.T, rng.standard_normal((n, 4))
+    reduction, B = _band(S, width)
+    assert reduction.width == (width if n > width + 1 else 1)
+    np.testing.assert_allclose(linalg.rotate(reduction, linalg.rotate(reduction, B).T).T, S,
+                               atol=1e-12 * np.abs(S).max())  # Q B Qᵀ
+    np.testing.assert_allclose(linalg.rotate(reduction, linalg.rotate(reduction, C, True)), C,
+                               atol=1e-12)  # Q Qᵀ = I
+    exact = np.linalg.eigvalsh(S)
+    np.testing.assert_allclose(linalg.band_eigvalsh(reduction.bands), exact,
+                               atol=1e-12 * exact.max())
+    values, U = linalg.band_eigh(reduction.bands)
+    np.testing.assert_allclose(values, exact, atol=1e-12 * exact.max())
+    np.testing.assert_allclose(U @ np.diag(values) @ U.T, B, atol=1e-12 * exact.max())
+    inner = linalg.band_solve(reduction.bands, linalg.rotate(reduction, C, True), 0.5)
+    np.testing.assert_allclose(linalg.rotate(reduction, inner),
+                               np.linalg.solve(S + 0.5 * np.eye(n), C), rtol=1e-9)
+
+
+@pytest.mark.parametrize("width", [1, 5])
+def test_a_band_solve_refuses_a_matrix_that_is_not_positive_definite(width):
+    S = -np.eye(12) - 0.1
+    bands = linalg.band_reduction(S, width).bands
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        linalg.band_solve(bands, np.ones((12, 2)))
+    # A shift that makes it positive definite is solved.
+    assert np.isfinite(linalg.band_solve(bands, np.ones((12, 2)), 3.0)).all()
+
+
+def test_the_two_stage_routines_come_from_the_loaded_lapack(monkeypatch):
+    found = two_stage.routines()
+    # scipy's and numpy's wheels export them; elsewhere the tridiagonal path serves.
+    assert found is not None, "the LAPACK loaded here has no dsytrd_sy2sb"
+    S = np.diag(np.arange(1.0, 1201.0))
+    assert linalg.band_reduction(S).width == linalg.BAND_WIDTH  # large S: the first stage
+    assert linalg.band_reduction(S[:50, :50]).width == 1  # small S: dsytrd
+    monkeypatch.setattr(two_stage, "routines", lambda: None)  # a LAPACK without them
+    assert linalg.band_reduction(S).width == 1
+    with pytest.raises(np.linalg.LinAlgError, match="no dsytrd_sy2sb"):
+        linalg.band_reduction(S, width=8)
+    bands = np.vstack([np.arange(1.0, 7.0), np.full(6, 0.1), np.full(6, 0.01)])
+    dense = np.diag(bands[0]) + np.diag(bands[1, :5], -1) + np.diag(bands[1, :5], 1) + \
+        np.diag(bands[2, :4], -2) + np.diag(bands[2, :4], 2)
+    np.testing.assert_allclose(linalg.band_eigvalsh(bands), np.linalg.eigvalsh(dense),
+                               rtol=1e-12)  # scipy's dsbevd instead of the chase
+
+
+@pytest.mark.parametrize("two_stage_from", [0, 10**9], ids=["band", "tridiagonal"])
+@pytest.mark.parametrize("rows, n_components, weight", [(1500, 200, 1), (150, 400, 1),
+                                                        (150, 400, 3)])
+def test_gcv_from_the_band_reduction_is_the_eigendecomposition_s(rows, n_components, weight,
+                                                                 two_stage_from, monkeypatch):
+    # Fewer rows than features too: a null space of S, the exact-fit branch
+    # (with weights 3, more weight than features: a singular band); both
+    # reductions (a band of 16 sub-diagonals, and tridiagonal).
+    monkeypatch.setattr(linalg, "TWO_STAGE_MIN_SIZE", two_stage_from)
+    monkeypatch.setattr(linalg, "BAND_WIDTH", 16)
     X, y = _digits_features(rows, n_components)
-    clf = LeastSquaresClassifier().fit(X, y)
+    clf = LeastSquaresClassifier().fit(X, y, sample_weight=np.full(rows, weight))
     moments = _moments(clf)
     targets = class_targets(10)[np.searchsorted(clf.classes_, [k[1] for k in moments.keys])]
     spectrum = ridge_spectrum(moments, targets)
-    # T's eigenvectors only where S is singular (the exact-fit branch needs them).
-    assert (spectrum.tridiagonal_vectors is None) == (rows > n_components)
+    # No more weight than features: tridiagonal, whose eigenvectors are cheap.
+    assert spectrum.reduction.width == (16 if two_stage_from == 0
+                                        and rows * weight > n_components else 1)
+    # B's eigenvectors only where S is singular (the exact-fit branch needs them).
+    assert (spectrum.band_vectors is None) == (rows > n_components)
     x_bar, t_bar, S, C = _centred(moments, targets)
     values, V = np.linalg.eigh(S)  # today's path
     values = np.clip(values, 0, None)
@@ -54,9 +127,13 @@ def test_gcv_from_the_tridiagonal_reduction_is_the_eigendecomposition_s(rows, n_
     np.testing.assert_allclose(ours, theirs, rtol=1e-8)
     assert clf.alpha_ == alphas[np.argmin(theirs)]
     coef = V @ ((V.T @ C) / (values + clf.alpha_)[:, None])
+    # Weighted rows fitted exactly choose a smaller α, which amplifies the
+    # rounding of S's null space (eigenvalues near 0, either path): the
+    # coefficients then agree to 1e-6 of the largest.
+    atol = (1e-8 if weight == 1 else 1e-6) * np.abs(coef).max()
     np.testing.assert_allclose(fit_from_spectrum(spectrum, clf.alpha_).coef, coef, rtol=1e-8,
-                               atol=1e-8 * np.abs(coef).max())
-    np.testing.assert_allclose(clf.coef_.T, coef, rtol=1e-8, atol=1e-8 * np.abs(coef).max())
+                               atol=atol)
+    np.testing.assert_allclose(clf.coef_.T, coef, rtol=1e-8, atol=atol)
 
 
 @pytest.mark.parametrize("covariance", ["shared", "per_class"])
@@ -108,13 +185,13 @@ def test_the_device_s_linear_algebra_is_the_host_s():
     rng = np.random.default_rng(0)
     A = rng.standard_normal((40, 60))
     S, C = A @ A.T, rng.standard_normal((40, 3))
-    host, device = linalg.tridiagonal(S), solve_jax.tridiagonal(S)
-    np.testing.assert_allclose(linalg.tridiagonal_eigh(device.diagonal, device.off_diagonal)[0],
-                               linalg.tridiagonal_eigh(host.diagonal, host.off_diagonal)[0],
-                               rtol=1e-10)
+    host, device = linalg.band_reduction(S, width=1), solve_jax.band_reduction(S)
+    assert device.width == 1
+    np.testing.assert_allclose(linalg.band_eigh(device.bands)[0],
+                               linalg.band_eigh(host.bands)[0], rtol=1e-10)
     for module, reduction in ((linalg, host), (solve_jax, device)):
-        T = (np.diag(reduction.diagonal) + np.diag(reduction.off_diagonal, 1)
-             + np.diag(reduction.off_diagonal, -1))
+        diagonal, off_diagonal = reduction.bands[0], reduction.bands[1, :-1]
+        T = np.diag(diagonal) + np.diag(off_diagonal, 1) + np.diag(off_diagonal, -1)
         QT = module.rotate(reduction, T, transpose=False)  # Q T
         np.testing.assert_allclose(module.rotate(reduction, QT.T).T, S, atol=1e-10)  # Q T Qᵀ
         np.testing.assert_allclose(module.rotate(reduction, module.rotate(reduction, C, True)),

@@ -16,10 +16,11 @@ exact: AQC with a Gaussian likelihood on a fixed linear model is this.
 With S = V diag(λ) Vᵀ, B(α) = V diag(1/(λ+α)) VᵀC for every α, and the
 generalised cross-validation score of all the rows (:func:`gcv_scores`,
 the default rule, needing no row held out) needs only λ and sums over
-them weighted by the K columns VᵀC, which a tridiagonal reduction
-S = Q T Qᵀ gives without V (:func:`ridge_spectrum`, about four Cholesky
-factorisations' flops): λ are T's eigenvalues, and each sum is one solve
-with T + αI applied to QᵀC, O(D·K) per α; the
+them weighted by the K columns VᵀC, which a reduction to band form
+S = Q B Qᵀ gives without V (:func:`ridge_spectrum`, about four Cholesky
+factorisations' flops; B tridiagonal, or of a few dozen sub-diagonals at
+large D): λ are B's eigenvalues, and each sum is one solve with B + αI
+applied to QᵀC, O(D·K) per α for a narrow band; the
 exact squared error of held-out rows (:func:`heldout_squared_error`, the
 rule kept as an option) needs V itself. The D×D steps run in the
 ``linalg`` module given (:mod:`.linalg` on the host, :mod:`.solve_jax` on
@@ -31,7 +32,14 @@ from typing import NamedTuple
 import numpy as np
 
 from . import linalg as host_linalg
-from .linalg import Tridiagonal, tridiagonal_eigh, tridiagonal_eigvalsh, tridiagonal_solve
+from .linalg import (
+    Band,
+    band_eigh,
+    band_eigvalsh,
+    band_inverse_traces,
+    band_solve,
+    certainly_positive_definite,
+)
 
 __all__ = ["FALLBACK_RELATIVE_ALPHA", "RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID",
            "alpha_scale", "class_targets", "fit_from_spectrum", "fit_ridge", "gcv_scores",
@@ -125,10 +133,10 @@ def fit_ridge(moments, targets, alpha, linalg=host_linalg):
 class RidgeSpectrum(NamedTuple):
     """The ridge problem of some class moments in S's eigenbasis, without the eigenvectors.
 
-    S = V diag(λ) Vᵀ is kept as Householder's reduction S = Q T Qᵀ, T
-    tridiagonal (V = QU for T = U diag(λ) Uᵀ, never formed). A positive
+    S = V diag(λ) Vᵀ is kept as Householder's reduction S = Q B Qᵀ, B
+    banded (V = QU for B = U diag(λ) Uᵀ, never formed). A positive
     definite S needs nothing more: GCV's sums over λ weighted by VᵀC are
-    solves with T + αI on QᵀC, and a fit is Q(T + αI)⁻¹QᵀC. A singular S
+    solves with B + αI on QᵀC, and a fit is Q(B + αI)⁻¹QᵀC. A singular S
     (fewer rows than features) keeps U and VᵀC = UᵀQᵀC, for GCV's
     cancellation-free form of an exact fit.
 
@@ -136,10 +144,11 @@ class RidgeSpectrum(NamedTuple):
     ----------
     x_bar : ndarray of shape (n_features,)
     t_bar : ndarray of shape (n_targets,)
-    values : ndarray of shape (n_features,)
-        λ_j, the eigenvalues of the centred scatter S (clipped at 0).
+    values : ndarray of shape (n_features,) or None
+        λ_j, the eigenvalues of the centred scatter S (clipped at 0), with
+        ``projected``; None when S is positive definite (not needed).
     rotated : ndarray of shape (n_features, n_targets)
-        QᵀC, the cross-scatter in T's basis.
+        QᵀC, the cross-scatter in B's basis.
     projected : ndarray of shape (n_features, n_targets) or None
         VᵀC, the cross-scatter in the eigenbasis; None when S is positive
         definite (not needed).
@@ -147,10 +156,10 @@ class RidgeSpectrum(NamedTuple):
         Σ_i w_i ‖t_i − t̄‖², the residual sum of squares of the intercept alone.
     n : float
         Σ_i w_i, the rows' total weight.
-    reduction : Tridiagonal
-        Q (its reflectors) and T.
-    tridiagonal_vectors : ndarray of shape (n_features, n_features) or None
-        U, T's eigenvectors, with ``projected``.
+    reduction : Band
+        Q (its reflectors) and B.
+    band_vectors : ndarray of shape (n_features, n_features) or None
+        U, B's eigenvectors, with ``projected``.
     linalg : module
         :mod:`.linalg` or :mod:`.solve_jax`, which holds ``reduction``.
     """
@@ -162,27 +171,26 @@ class RidgeSpectrum(NamedTuple):
     projected: object
     total_squares: float
     n: float
-    reduction: Tridiagonal
-    tridiagonal_vectors: object
+    reduction: Band
+    band_vectors: object
     linalg: object
 
     @property
     def scale(self):
         """tr(S)/D = mean λ_j, the unit of ``RELATIVE_ALPHA_GRID`` (1 when S = 0)."""
-        return float(self.values.mean()) or 1.0
+        return max(float(self.reduction.bands[0].mean()), 0.0) or 1.0
 
     def with_eigenvectors(self):
-        """This spectrum with U and VᵀC (T's eigendecomposition, O(D³) at worst)."""
-        if self.tridiagonal_vectors is not None:
+        """This spectrum with U and VᵀC (B's eigendecomposition, O(D³) at worst)."""
+        if self.band_vectors is not None:
             return self
-        values, U = tridiagonal_eigh(self.reduction.diagonal, self.reduction.off_diagonal)
+        values, U = band_eigh(self.reduction.bands)
         return self._replace(values=np.clip(values, 0, None), projected=U.T @ self.rotated,
-                             tridiagonal_vectors=U)
+                             band_vectors=U)
 
     def solve_shifted(self, alpha):
-        """(T + αI)⁻¹QᵀC, of shape (n_features, n_targets), for α > 0."""
-        return tridiagonal_solve(self.reduction.diagonal, self.reduction.off_diagonal,
-                                 self.rotated, alpha)
+        """(B + αI)⁻¹QᵀC, of shape (n_features, n_targets), for α > 0."""
+        return band_solve(self.reduction.bands, self.rotated, alpha)
 
 
 def _positive(values):
@@ -191,11 +199,14 @@ def _positive(values):
 
 
 def ridge_spectrum(moments, targets, linalg=host_linalg):
-    """S's eigenvalues and tridiagonal form: every α's fit and score, for about 4 Choleskys.
+    """S's band form: every α's fit and score, for about 5 Choleskys.
 
-    Householder's reduction S = Q T Qᵀ (the one D³ step, 4D³/3 flops), T's
-    eigenvalues (O(D²)) and QᵀC, Q applied to the K columns of C only. A
-    singular S adds T's eigenvectors and VᵀC (:meth:`RidgeSpectrum.with_eigenvectors`).
+    Householder's reduction S = Q B Qᵀ (the one D³ step, 4D³/3 flops) and
+    QᵀC, Q applied to the K columns of C only. A positive definite S needs
+    nothing more; one that a Cholesky factor of B does not show to be
+    (:func:`.linalg.certainly_positive_definite`) gets B's eigenvalues,
+    and a singular one B's eigenvectors and VᵀC
+    (:meth:`RidgeSpectrum.with_eigenvectors`).
 
     Parameters
     ----------
@@ -210,25 +221,32 @@ def ridge_spectrum(moments, targets, linalg=host_linalg):
     RidgeSpectrum
     """
     x_bar, t_bar, S, C = _centred(moments, targets)
-    reduction = linalg.tridiagonal(S)
+    # With no more rows than features (of unit weight) S is singular: its
+    # eigenvectors come cheapest from the tridiagonal form, where its null
+    # space deflates.
+    width = 1 if moments.total <= len(S) else None
+    reduction = linalg.band_reduction(S, width, overwrite=True)  # S is this function's own
     del S
-    values = np.clip(tridiagonal_eigvalsh(reduction.diagonal, reduction.off_diagonal), 0, None)
     rotated = np.asarray(linalg.rotate(reduction, C, transpose=True))
     total_squares = float(moments.counts @ ((targets - t_bar) ** 2).sum(1))
-    spectrum = RidgeSpectrum(x_bar, t_bar, values, rotated, None, total_squares,
+    spectrum = RidgeSpectrum(x_bar, t_bar, None, rotated, None, total_squares,
                              moments.total, reduction, None, linalg)
-    return spectrum if np.all(_positive(values)) else spectrum.with_eigenvectors()
+    # Twice the margin of _positive's threshold: a factor leaves every λ_j above it.
+    if certainly_positive_definite(reduction.bands, 2.0) or np.all(
+            _positive(np.clip(band_eigvalsh(reduction.bands), 0, None))):
+        return spectrum
+    return spectrum.with_eigenvectors()
 
 
 def fit_from_spectrum(spectrum, alpha):
-    """The ridge fit at α > 0 from :func:`ridge_spectrum`: B = Q(T + αI)⁻¹QᵀC.
+    """The ridge fit at α > 0 from :func:`ridge_spectrum`: Q(B + αI)⁻¹QᵀC.
 
     That is V diag(1/(λ+α)) VᵀC, computed with U where the spectrum has it.
     """
-    if spectrum.tridiagonal_vectors is None:
+    if spectrum.band_vectors is None:
         inner = spectrum.solve_shifted(alpha)
     else:
-        inner = spectrum.tridiagonal_vectors @ (
+        inner = spectrum.band_vectors @ (
             spectrum.projected / (spectrum.values + alpha)[:, None])
     coef = spectrum.linalg.rotate(spectrum.reduction, inner)
     return RidgeFit(coef, spectrum.t_bar - spectrum.x_bar @ coef)
@@ -239,14 +257,16 @@ def gcv_scores(spectrum, alphas):
 
     GCV(α) = n · RSS(α) / (n − tr H(α))² (Golub, Heath and Wahba, 1979),
     the rotation-invariant form of leave-one-out: H(α) is the hat matrix
-    of the fit with its unpenalised intercept, tr H = 1 + Σ_j λ_j/(λ_j+α),
-    and with c_j the rows of VᵀC,
+    of the fit with its unpenalised intercept, tr H = 1 + Σ_j λ_j/(λ_j+α)
+    = 1 + D − α tr((B + αI)⁻¹), and with c_j the rows of VᵀC,
 
         RSS(α) = Σ‖r‖² − Σ_j ‖c_j‖² (λ_j + 2α)/(λ_j + α)²
-               = Σ‖r‖² − tr(CᵀQ z) − α‖z‖²,   z = (T + αI)⁻¹QᵀC,
+               = Σ‖r‖² − tr(CᵀQ z) − α‖z‖²,   z = (B + αI)⁻¹QᵀC,
 
-    summed over the targets (one α for all). The second form needs no
-    eigenvector: each α costs one tridiagonal solve, O(D·n_targets). With
+    summed over the targets (one α for all). The second forms need neither
+    eigenvalue nor eigenvector: each α costs one band solve, O(D·n_targets)
+    for a narrow band, and the traces of all α's inverses one selected
+    inversion (:func:`.linalg.band_inverse_traces`). With
     weights, n is their sum, so an integer weight counts as that many
     copies of a row. Computed in units of tr(S)/D (λ/σ, α/σ, ‖c_j‖²/σ),
     where every term is of order one: the scores are the same for X and
@@ -268,39 +288,39 @@ def gcv_scores(spectrum, alphas):
     """
     unit = spectrum.scale
     alphas = np.asarray(alphas, dtype=np.float64) / unit
-    values = spectrum.values / unit
-    if spectrum.projected is None:  # S positive definite: sums by tridiagonal solves
+    if spectrum.projected is None:  # S positive definite: sums by band solves
         sums = _sums_by_solves(spectrum, unit, alphas)
         if sums is not None:
-            return _scores(values, *sums, spectrum.total_squares, spectrum.n, alphas)
+            return _scores(*sums, spectrum.total_squares, spectrum.n, alphas)
         spectrum = spectrum.with_eigenvectors()  # an exact fit: the eigenbasis' form
-        values = spectrum.values / unit
+    values = spectrum.values / unit
     power = ((spectrum.projected / np.sqrt(unit)) ** 2).sum(1)  # ‖c_j‖²/σ
     return _gcv(values, power, spectrum.total_squares, spectrum.n, alphas)
 
 
 def _sums_by_solves(spectrum, unit, alphas):
-    """Σ_j ‖c_j‖²/(λ_j+α) and Σ_j ‖c_j‖²/(λ_j+α)² for each α, in units of σ, by solves with T.
+    """Σ_j λ_j/(λ_j+α), Σ_j ‖c_j‖²/(λ_j+α), Σ_j ‖c_j‖²/(λ_j+α)² for each α, by solves with B.
 
-    With w = QᵀC/√σ and z = (T/σ + αI)⁻¹w: tr(wᵀz) and ‖z‖². None when
+    In units of σ. With w = QᵀC/√σ and z = (B/σ + αI)⁻¹w: the last two are
+    tr(wᵀz) and ‖z‖², the first D − α tr((B/σ + αI)⁻¹). None when
     the rows are fitted exactly at α = 0 (Σ_j ‖c_j‖²/λ_j = Σ‖r‖², the
     residual zero), where only the eigenbasis' termwise form is free of
-    cancellation, or when T is singular to working precision.
+    cancellation, or when B is singular to working precision.
     """
-    diagonal = spectrum.reduction.diagonal / unit
-    off_diagonal = spectrum.reduction.off_diagonal / unit
+    bands = spectrum.reduction.bands / unit
     w = spectrum.rotated / np.sqrt(unit)
     try:
-        at_zero = float((w * tridiagonal_solve(diagonal, off_diagonal, w)).sum())
+        at_zero = float((w * band_solve(bands, w)).sum())
         if spectrum.total_squares - at_zero <= 1e-10 * spectrum.total_squares:
             return None
         first, second = np.empty(len(alphas)), np.empty(len(alphas))
         for i, alpha in enumerate(alphas):
-            z = tridiagonal_solve(diagonal, off_diagonal, w, alpha)
+            z = band_solve(bands, w, alpha)
             first[i], second[i] = (w * z).sum(), (z * z).sum()
+        leverage = bands.shape[1] - alphas * band_inverse_traces(bands, alphas)
     except np.linalg.LinAlgError:
         return None
-    return first, second
+    return leverage, first, second
 
 
 def _gcv(values, power, total_squares, n, alphas):
@@ -319,22 +339,23 @@ def _gcv(values, power, total_squares, n, alphas):
     # the first form would be rounding there and GCV would pick the
     # smallest α.
     residual_at_zero = total_squares - (power * inverse).sum()
+    leverage = (values[None, :] / shrink).sum(1)
     if residual_at_zero <= 1e-10 * total_squares:
         rss = (alphas[:, None] ** 2 * inverse[None, :] / shrink**2) @ power
-        return _scores_from_rss(values, rss, n, alphas)
-    return _scores(values, (1 / shrink) @ power, (1 / shrink**2) @ power, total_squares, n,
+        return _scores_from_rss(leverage, rss, n)
+    return _scores(leverage, (1 / shrink) @ power, (1 / shrink**2) @ power, total_squares, n,
                    alphas)
 
 
-def _scores(values, first, second, total_squares, n, alphas):
-    """GCV from Σ_j ‖c_j‖²/(λ_j+α) (``first``) and Σ_j ‖c_j‖²/(λ_j+α)² (``second``)."""
+def _scores(leverage, first, second, total_squares, n, alphas):
+    """GCV from Σ_j λ_j/(λ_j+α), Σ_j ‖c_j‖²/(λ_j+α) (``first``) and Σ_j ‖c_j‖²/(λ_j+α)²."""
     rss = np.clip(total_squares - first - alphas * second, 0, None)
-    return _scores_from_rss(values, rss, n, alphas)
+    return _scores_from_rss(leverage, rss, n)
 
 
-def _scores_from_rss(values, rss, n, alphas):
-    """n · RSS / (n − tr H)², inf past ``MAX_MEAN_LEVERAGE``."""
-    free = n - 1 - (values[None, :] / (values[None, :] + alphas[:, None])).sum(1)  # n − tr H
+def _scores_from_rss(leverage, rss, n):
+    """n · RSS / (n − tr H)², tr H = 1 + ``leverage``; inf past ``MAX_MEAN_LEVERAGE``."""
+    free = n - 1 - leverage  # n − tr H
     scored = free >= (1 - MAX_MEAN_LEVERAGE) * n
     return np.where(scored, n * rss / np.where(scored, free, 1) ** 2, np.inf)
 

@@ -10,17 +10,20 @@ What a solve needs, cheapest first (flops for D×D, Cholesky = D³/3):
 
 * :func:`cholesky`: the Gaussian's prediction needs Σ only through
   Σ⁻¹(x − μ) and log det Σ, which its Cholesky factor gives.
-* :func:`tridiagonal` and :func:`rotate`: least squares' GCV needs the
+* :func:`band_reduction` and :func:`rotate`: least squares' GCV needs the
   eigenvalues λ_j of S and the K columns VᵀC, not the D×D eigenvectors V.
-  Householder's reduction S = Q T Qᵀ (LAPACK ``sytrd``, 4D³/3: about four
-  Cholesky factorisations) leaves T tridiagonal, and QᵀC applies Q's
-  reflectors to K columns only (``ormqr``, O(D²K)). T's eigenvalues cost
-  O(D²) (:func:`tridiagonal_eigvalsh`), and every sum over them that GCV
-  needs, a solve with T + αI, O(D·K) (:func:`tridiagonal_solve`); only a
-  singular S needs T's eigenvectors U (:func:`tridiagonal_eigh`, divide
-  and conquer, O(D³) at worst but cheap there: its repeated zero
-  eigenvalues deflate). ``numpy.linalg.eigh`` does the same reduction and
-  then forms V = QU (another 2D³ or more): the step these solves leave out.
+  Householder's reduction S = Q B Qᵀ (4D³/3: about four Cholesky
+  factorisations) leaves B banded, and QᵀC applies Q's reflectors to K
+  columns only (``ormqr``, O(D²K)). At large D the reduction stops at a
+  band of ``BAND_WIDTH`` sub-diagonals (LAPACK's first stage,
+  ``dsytrd_sy2sb``, all matrix-matrix products: :mod:`.two_stage`);
+  otherwise, or where the loaded LAPACK lacks it, B is tridiagonal
+  (``dsytrd``). B's eigenvalues cost O(D²·width) (:func:`band_eigvalsh`),
+  and every sum over them that GCV needs, a solve with B + αI, O(D·width²·K)
+  (:func:`band_solve`); only a singular S needs B's eigenvectors U
+  (:func:`band_eigh`, O(D³) at worst but cheap there: its repeated zero
+  eigenvalues deflate). ``numpy.linalg.eigh`` reduces to tridiagonal form
+  and then forms V = QU (another 2D³ or more): the step these solves leave out.
 * :func:`eigh`: the full spectrum, where an option needs Σ(s) or B(α) for
   a whole grid at once (the held-out rules) or Σ is singular.
 """
@@ -31,32 +34,59 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-__all__ = ["Tridiagonal", "cholesky", "eigh", "rotate", "solve", "tridiagonal",
-           "tridiagonal_eigh", "tridiagonal_eigvalsh", "tridiagonal_solve"]
+from . import two_stage
+
+__all__ = ["BAND_WIDTH", "Band", "INVERSE_BLOCK", "TWO_STAGE_MIN_SIZE", "band_eigh",
+           "band_eigvalsh", "band_inverse_traces", "band_reduction", "band_solve",
+           "certainly_positive_definite", "cholesky", "eigh", "rotate", "solve",
+           "tridiagonal_bands"]
+
+# b of the two-stage reduction: wider bands make the first stage faster
+# (more work per memory pass) and the band's solves and selected inversion
+# slower (O(D·b²)). At D = 10,000 on two cores the first stage took 5.7× a
+# Cholesky at b = 32, 4.5–4.7× at 64 and 4.3× at 96 (one run each).
+BAND_WIDTH = 64
+# Below this D the tridiagonal reduction is as fast (and D³ is small).
+TWO_STAGE_MIN_SIZE = 1000
+# The blocks of band_inverse_traces: numpy's batched 32×32 products are
+# fast, and n/32 Python steps few.
+INVERSE_BLOCK = 32
 
 
-class Tridiagonal(NamedTuple):
-    """S = Q T Qᵀ, T symmetric tridiagonal, Q a product of D − 1 Householder reflectors.
+class Band(NamedTuple):
+    """S = Q B Qᵀ: B symmetric banded, Q a product of Householder reflectors.
+
+    A tridiagonal B is the band of width 1.
 
     Attributes
     ----------
-    diagonal : ndarray of shape (n,)
-        T's diagonal, on the host.
-    off_diagonal : ndarray of shape (n - 1,)
-        T's sub- (and super-) diagonal, on the host.
-    reflectors : array of shape (n - 1, n - 1)
-        Q's reflectors as LAPACK's ``ormqr`` reads them (``sytrd``'s lower
-        triangle, one row down), on the device that reduced S.
-    taus : array of shape (n - 1,)
+    bands : ndarray of shape (width + 1, n)
+        B's lower band on the host, as LAPACK stores it:
+        ``bands[i - j, j]`` = B[i, j] (the diagonal first, then each
+        sub-diagonal, padded at its end).
+    reflectors : array of shape (n - width, n - width)
+        Q's reflectors as LAPACK's ``ormqr`` reads them (H(j)'s vector has
+        its unit at row j + width of S), on the device that reduced S.
+    taus : array of shape (n - width,)
         Their scalar factors.
     """
 
-    diagonal: np.ndarray
-    off_diagonal: np.ndarray
+    bands: np.ndarray
     reflectors: object
     taus: object
 
+    @property
+    def width(self):
+        """The number of sub-diagonals of B."""
+        return len(self.bands) - 1
 
+
+def tridiagonal_bands(diagonal, off_diagonal):
+    """The (2, n) lower band of a symmetric tridiagonal matrix (off-diagonal padded with 0)."""
+    diagonal = np.asarray(diagonal, dtype=np.float64)
+    off = np.zeros_like(diagonal)
+    off[:len(diagonal) - 1] = off_diagonal
+    return np.vstack([diagonal, off])
 def eigh(matrix):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (``numpy.linalg.eigh``).
 
@@ -106,35 +136,53 @@ def solve(matrix, rhs):
     return np.linalg.solve(matrix, rhs)
 
 
-def tridiagonal(matrix):
-    """Householder's reduction of a symmetric matrix to tridiagonal form (LAPACK ``dsytrd``).
+def band_reduction(matrix, width=None, overwrite=False):
+    """Householder's reduction of a symmetric matrix to band form, S = Q B Qᵀ.
 
     Parameters
     ----------
     matrix : ndarray of shape (n, n)
-        Symmetric; its lower triangle is read. Not modified.
+        Symmetric; its lower triangle is read.
+    width : int, optional
+        B's sub-diagonals: 1 (tridiagonal, LAPACK ``dsytrd``) or more
+        (``dsytrd_sy2sb``, where the loaded LAPACK has it). By default
+        ``BAND_WIDTH`` from ``TWO_STAGE_MIN_SIZE`` rows on where it is
+        there, else 1.
+    overwrite : bool, default=False
+        Whether ``matrix`` may be overwritten (a float64 one, in either
+        order, then is: the reduction works in its memory, with no D×D copy).
 
     Returns
     -------
-    Tridiagonal
+    Band
     """
     n = len(matrix)
+    found = two_stage.routines()
+    if width is None:
+        width = BAND_WIDTH if n >= TWO_STAGE_MIN_SIZE and found is not None else 1
+    if width > 1 and n > width + 1 and found is None:
+        raise np.linalg.LinAlgError("The loaded LAPACK has no dsytrd_sy2sb.")
+    # Symmetric: a C-ordered S is the Fortran-ordered Sᵀ = S.
+    work = matrix.T if overwrite and matrix.flags.c_contiguous else matrix
+    work = np.asfortranarray(work, dtype=np.float64) if overwrite else np.array(
+        work, dtype=np.float64, order="F")
+    if width > 1 and n > width + 1:
+        return Band(*two_stage.reduce_to_band(work, width, found))
     lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])  # blocked: the default is unblocked
-    reduced, diagonal, off, taus, info = lapack.dsytrd(
-        np.array(matrix, dtype=np.float64, order="F"), lower=1, lwork=max(lwork, 1),
-        overwrite_a=1)
+    reduced, diagonal, off, taus, info = lapack.dsytrd(work, lower=1, lwork=max(lwork, 1),
+                                                       overwrite_a=1)
     _check_info(info, "dsytrd")
     # Q = H(1)…H(n−1), H(i)'s vector below row i + 1 of column i: a QR
     # factor's reflectors one row down, as LAPACK's own ormtr reads them.
-    return Tridiagonal(diagonal, off, np.asfortranarray(reduced[1:, :-1]), taus)
+    return Band(tridiagonal_bands(diagonal, off), np.asfortranarray(reduced[1:, :-1]), taus)
 
 
 def rotate(reduction, columns, transpose=False):
-    """Q·Z, or Qᵀ·Z with ``transpose``, for the Q of a :func:`tridiagonal` reduction.
+    """Q·Z, or Qᵀ·Z with ``transpose``, for the Q of a :func:`band_reduction`.
 
     Parameters
     ----------
-    reduction : Tridiagonal
+    reduction : Band
     columns : ndarray of shape (n, k)
         Z.
     transpose : bool, default=False
@@ -144,77 +192,199 @@ def rotate(reduction, columns, transpose=False):
     ndarray of shape (n, k)
     """
     out = np.array(columns, dtype=np.float64, order="F")
-    if len(out) < 2 or out.shape[1] == 0:
+    start = reduction.width  # H(j) acts on rows j + width and below
+    if len(out) <= start or out.shape[1] == 0:
         return out
     trans = "T" if transpose else "N"
-    tail = np.asfortranarray(out[1:])
+    tail = np.asfortranarray(out[start:])
     work = lapack.dormqr("L", trans, reduction.reflectors, reduction.taus, tail, -1)[1]
     result, _, info = lapack.dormqr("L", trans, reduction.reflectors, reduction.taus, tail,
                                     max(int(work[0]), 1), overwrite_c=1)
     _check_info(info, "dormqr")
-    out[1:] = result
+    out[start:] = result
     return out
 
 
-def tridiagonal_eigh(diagonal, off_diagonal):
-    """Eigenvalues (ascending) and eigenvectors of a symmetric tridiagonal matrix.
+def band_eigvalsh(bands):
+    """Eigenvalues (ascending) of a symmetric band matrix, without its eigenvectors.
 
-    LAPACK's divide and conquer (``dstevd``), as ``numpy.linalg.eigh`` uses
-    after its own reduction: the same eigenvalues to rounding. Its cost is
-    far below the reduction's: clusters of equal eigenvalues (the null
-    space of a scatter with fewer rows than features) deflate.
-
-    Parameters
-    ----------
-    diagonal : ndarray of shape (n,)
-    off_diagonal : ndarray of shape (n - 1,)
-
-    Returns
-    -------
-    (ndarray of shape (n,), ndarray of shape (n, n))
-    """
-    diagonal = np.asarray(diagonal, dtype=np.float64)
-    if len(diagonal) == 1:
-        return diagonal.copy(), np.ones((1, 1))
-    values, vectors, info = lapack.dstevd(diagonal, np.asarray(off_diagonal, dtype=np.float64),
-                                          compute_v=1)
-    _check_info(info, "dstevd")
-    return values, vectors
-
-
-def tridiagonal_eigvalsh(diagonal, off_diagonal):
-    """Eigenvalues (ascending) of a symmetric tridiagonal matrix, without its eigenvectors.
-
-    LAPACK's root-free QR (``dsterf``), O(n²): the eigenvalues of
-    :func:`tridiagonal_eigh` to rounding, at a fraction of its cost.
+    A band wider than tridiagonal is first chased to tridiagonal form
+    (LAPACK ``dsytrd_sb2st``, O(n²·width)); a tridiagonal one's eigenvalues
+    come from root-free QR (``dsterf``, O(n²)): the eigenvalues of
+    :func:`band_eigh` to rounding, at a fraction of its cost.
 
     Parameters
     ----------
-    diagonal : ndarray of shape (n,)
-    off_diagonal : ndarray of shape (n - 1,)
+    bands : ndarray of shape (width + 1, n)
+        The lower band, as :class:`Band` holds it.
 
     Returns
     -------
     ndarray of shape (n,)
     """
-    diagonal = np.asarray(diagonal, dtype=np.float64)
-    if len(diagonal) == 1:
-        return diagonal.copy()
-    values, info = lapack.dsterf(diagonal, np.asarray(off_diagonal, dtype=np.float64))
+    bands = np.asarray(bands, dtype=np.float64)
+    n = bands.shape[1]
+    if n == 1 or len(bands) == 1:
+        return np.sort(bands[0])
+    if len(bands) == 2:
+        diagonal, off_diagonal = bands[0], bands[1, :n - 1]
+    else:
+        found = two_stage.routines()
+        if found is None:
+            return scipy.linalg.eig_banded(bands, lower=True, eigvals_only=True,
+                                           check_finite=False)
+        diagonal, off_diagonal = two_stage.band_eigenvalues(bands, found)
+    values, info = lapack.dsterf(diagonal, off_diagonal)
     _check_info(info, "dsterf")
     return values
 
 
-def tridiagonal_solve(diagonal, off_diagonal, rhs, shift=0.0):
-    """(T + shift·I)⁻¹·rhs for a symmetric positive definite tridiagonal T + shift·I.
+def band_eigh(bands):
+    """Eigenvalues (ascending) and eigenvectors of a symmetric band matrix.
 
-    LAPACK's ``dptsv`` (an L·D·Lᵀ factorisation, stable without pivoting
-    for a positive definite matrix), O(n·k).
+    LAPACK's divide and conquer, ``dstevd``, for a tridiagonal matrix (as
+    ``numpy.linalg.eigh`` uses after its own reduction): its cost is far
+    below the reduction's where it is used, as clusters of equal
+    eigenvalues (the null space of a scatter with fewer rows than features)
+    deflate. A wider band is reduced again, as a dense matrix
+    (``numpy.linalg.eigh``): LAPACK's band routine (``dsbevd``) forms its
+    eigenvectors by plane rotations, 4–5× slower at n = 2,000–4,000.
+    The eigenvalues are :func:`band_eigvalsh`'s to rounding.
 
     Parameters
     ----------
-    diagonal : ndarray of shape (n,)
-    off_diagonal : ndarray of shape (n - 1,)
+    bands : ndarray of shape (width + 1, n)
+
+    Returns
+    -------
+    (ndarray of shape (n,), ndarray of shape (n, n))
+    """
+    bands = np.asarray(bands, dtype=np.float64)
+    n = bands.shape[1]
+    if n == 1:
+        return bands[0].copy(), np.ones((1, 1))
+    if len(bands) == 2:
+        values, vectors, info = lapack.dstevd(bands[0], bands[1, :n - 1], compute_v=1)
+        _check_info(info, "dstevd")
+        return values, vectors
+    dense = np.zeros((n, n))
+    for lag, band in enumerate(bands):
+        dense[np.arange(lag, n), np.arange(n - lag)] = band[:n - lag]
+    return np.linalg.eigh(dense, UPLO="L")
+
+
+def band_inverse_traces(bands, shifts):
+    """tr((B + s·I)⁻¹) for each shift s, for a symmetric band B + s·I positive definite.
+
+    Block selected inversion (Takahashi, Fagan and Chin, 1973): B is block
+    tridiagonal in blocks of ``INVERSE_BLOCK`` rows (at least its width);
+    with the block Cholesky factor, L_k on the diagonal and M_k below it,
+    the inverse's diagonal blocks are, from the last one back,
+
+        Z_kk = L_k⁻ᵀL_k⁻¹ + G_k Z_{k+1,k+1} G_kᵀ,   G_k = L_k⁻ᵀM_kᵀ,
+
+    O(n·b²) per shift, all shifts at once: the eigenvalues' sum
+    Σ_j 1/(λ_j + s) without the eigenvalues.
+
+    Parameters
+    ----------
+    bands : ndarray of shape (width + 1, n)
+        B's lower band, as :class:`Band` holds it.
+    shifts : array-like of shape (n_shifts,)
+
+    Returns
+    -------
+    ndarray of shape (n_shifts,)
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When some B + s·I is not positive definite.
+    """
+    bands = np.asarray(bands, dtype=np.float64)
+    shifts = np.asarray(shifts, dtype=np.float64)
+    width, n = len(bands) - 1, bands.shape[1]
+    size = max(width, INVERSE_BLOCK)
+    n_blocks = -(-n // size)
+    pad = n_blocks * size - n
+    # Padding rows of B: 1 on the diagonal, uncoupled; their 1/(1 + s) is taken off at the end.
+    padded = np.zeros((width + 1, n + pad))
+    padded[:, :n] = bands
+    for lag in range(1, width + 1):
+        padded[lag, n - lag:] = 0.0  # past B's last row: unused by LAPACK, maybe not zero
+    padded[0, n:] = 1.0
+    rows, columns = np.indices((size, size))
+    starts = size * np.arange(n_blocks)[:, None]
+
+    def blocks(offset, count):  # B's blocks (k + offset/size, k), k < count, from the band
+        lag = offset + rows - columns
+        inside = (lag >= 0) & (lag <= width)
+        out = np.zeros((count, size, size))
+        out[:, rows[inside], columns[inside]] = padded[lag[inside], starts[:count]
+                                                       + columns[inside]]
+        return out
+
+    diagonal = blocks(0, n_blocks)
+    diagonal += np.tril(diagonal, -1).transpose(0, 2, 1)  # the upper triangle, by symmetry
+    below = blocks(size, n_blocks - 1)
+    eye = np.eye(size)
+    inverses, couplings = [], []
+    current = diagonal[0] + shifts[:, None, None] * eye
+    for k in range(n_blocks):
+        inverse = np.linalg.inv(np.linalg.cholesky(current))  # L_k⁻¹, one per shift
+        inverses.append(inverse)
+        if k + 1 < n_blocks:
+            coupling = below[k] @ inverse.transpose(0, 2, 1)  # M_k = E_k L_k⁻ᵀ
+            couplings.append(inverse.transpose(0, 2, 1) @ coupling.transpose(0, 2, 1))  # G_k
+            current = (diagonal[k + 1] + shifts[:, None, None] * eye
+                       - coupling @ coupling.transpose(0, 2, 1))
+    Z = inverses[-1].transpose(0, 2, 1) @ inverses[-1]
+    traces = np.trace(Z, axis1=1, axis2=2)
+    for k in range(n_blocks - 2, -1, -1):
+        Z = (inverses[k].transpose(0, 2, 1) @ inverses[k]
+             + couplings[k] @ Z @ couplings[k].transpose(0, 2, 1))
+        traces = traces + np.trace(Z, axis1=1, axis2=2)
+    return traces - pad / (1.0 + shifts)
+
+
+def certainly_positive_definite(bands, margin):
+    """Whether B − τI has a Cholesky factor, τ = ``margin`` · D · ε · ‖B‖∞ (LAPACK ``dpbtrf``).
+
+    ‖B‖∞ bounds B's largest eigenvalue, and a Cholesky factor's backward
+    error is rounding: a factor means every eigenvalue of B is above about
+    τ, with no eigenvalue computed. False says nothing either way.
+
+    Parameters
+    ----------
+    bands : ndarray of shape (width + 1, n)
+    margin : float
+
+    Returns
+    -------
+    bool
+    """
+    bands = np.asarray(bands, dtype=np.float64)
+    width, n = len(bands) - 1, bands.shape[1]
+    magnitudes = np.abs(bands)
+    row_sums = magnitudes[0].copy()
+    for lag in range(1, width + 1):
+        row_sums[lag:] += magnitudes[lag, :n - lag]  # B[i, i − lag], below the diagonal
+        row_sums[:n - lag] += magnitudes[lag, :n - lag]  # B[i, i + lag], above it
+    shifted = np.array(bands, order="F")
+    shifted[0] -= margin * n * np.finfo(np.float64).eps * row_sums.max()
+    _, info = lapack.dpbtrf(shifted, lower=1, overwrite_ab=1)
+    return info == 0
+
+
+def band_solve(bands, rhs, shift=0.0):
+    """(B + shift·I)⁻¹·rhs for a symmetric positive definite band matrix B + shift·I.
+
+    LAPACK's banded Cholesky (``dpbsv``), O(n·width·(width + k)).
+
+    Parameters
+    ----------
+    bands : ndarray of shape (width + 1, n)
+        B's lower band, as :class:`Band` holds it.
     rhs : ndarray of shape (n, k)
     shift : float, default=0.0
 
@@ -225,20 +395,17 @@ def tridiagonal_solve(diagonal, off_diagonal, rhs, shift=0.0):
     Raises
     ------
     numpy.linalg.LinAlgError
-        When T + shift·I is not positive definite.
+        When B + shift·I is not positive definite.
     """
-    diagonal = np.asarray(diagonal, dtype=np.float64) + shift
-    if len(diagonal) == 1:  # no off-diagonal: LAPACK's wrapper wants one of length n − 1 ≥ 1
-        info = 0 if diagonal[0] > 0 else 1
-        solution = np.array(rhs, dtype=np.float64) / diagonal[0] if info == 0 else None
-    else:
-        # The wrapper copies its inputs (overwrite_* = 0): nothing given is changed.
-        _, _, solution, info = lapack.dptsv(diagonal, np.asarray(off_diagonal, dtype=np.float64),
-                                            np.asarray(rhs, dtype=np.float64))
+    shifted = np.array(bands, dtype=np.float64, order="F")
+    shifted[0] += shift
+    # The wrapper copies rhs (overwrite_b = 0): nothing given is changed.
+    _, solution, info = lapack.dpbsv(shifted, np.asarray(rhs, dtype=np.float64), lower=1,
+                                     overwrite_ab=1)
     if info > 0:
         raise np.linalg.LinAlgError(
-            f"The tridiagonal matrix is not positive definite (dptsv: leading minor {info}).")
-    _check_info(info, "dptsv")
+            f"The band matrix is not positive definite (dpbsv: leading minor {info}).")
+    _check_info(info, "dpbsv")
     return solution
 
 

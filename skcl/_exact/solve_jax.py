@@ -4,7 +4,7 @@ The same functions as :mod:`.linalg` (the host's), for the solves of
 :mod:`.gaussian` and :mod:`.least_squares`, which take either module as
 their ``linalg``: the D×D work runs through ``jax.lax.linalg`` on JAX's
 default device, a GPU when there is one, and only what the rest of the
-solve reads comes back (T's diagonals and D×K products for least squares,
+solve reads comes back (the tridiagonal band and D×K products for least squares,
 the Cholesky factor for the Gaussian, whose scoring on the host needs it);
 Q's reflectors stay on the device.
 
@@ -17,9 +17,9 @@ the CPU: ``tests/test_exact_device.py``).
 
 import numpy as np
 
-from .linalg import Tridiagonal
+from .linalg import Band, tridiagonal_bands
 
-__all__ = ["cholesky", "eigh", "rotate", "solve", "tridiagonal"]
+__all__ = ["band_reduction", "cholesky", "eigh", "rotate", "solve"]
 
 
 def _jax():
@@ -73,26 +73,31 @@ def solve(matrix, rhs):
     return out
 
 
-def tridiagonal(matrix):
-    """Householder's reduction S = Q T Qᵀ on the device (as :func:`.linalg.tridiagonal`).
+def band_reduction(matrix, width=None, overwrite=False):
+    """Householder's reduction S = Q T Qᵀ on the device (as :func:`.linalg.band_reduction`).
+
+    T is tridiagonal (a band of width 1) whatever ``width`` asks: JAX has no
+    two-stage reduction. ``overwrite`` is accepted for the host's
+    signature; the device works on its own copy whatever it says.
 
     Returns
     -------
-    Tridiagonal
-        T's diagonals on the host, Q's reflectors on the device.
+    Band
+        T's band on the host, Q's reflectors on the device.
     """
     jax, jnp = _jax()
     with jax.enable_x64(True):
         reduced, diagonal, off, taus = jax.lax.linalg.tridiagonal(
             jnp.asarray(matrix, dtype=jnp.float64), lower=True)
-        return Tridiagonal(np.asarray(diagonal), np.asarray(off), reduced[1:, :-1], taus)
+        return Band(tridiagonal_bands(np.asarray(diagonal), np.asarray(off)), reduced[1:, :-1],
+                    taus)
 
 
 def rotate(reduction, columns, transpose=False):
     """Q·Z, or Qᵀ·Z with ``transpose``, on the device (as :func:`.linalg.rotate`)."""
     jax, jnp = _jax()
     out = np.array(columns, dtype=np.float64)
-    if len(out) < 2 or out.shape[1] == 0:
+    if len(out) < 2 or out.shape[1] == 0:  # a width-1 band: H(j) acts from row j + 1
         return out
     with jax.enable_x64(True):
         out[1:] = np.asarray(jax.lax.linalg.ormqr(reduction.reflectors, reduction.taus,

@@ -169,7 +169,7 @@ class LeastSquaresClassifier(ExactClassifier):
         linalg = solve_jax if self._on_device() else host_linalg
         alpha, scores = self.alpha, None
         if alpha == "auto":
-            # GCV of every row, from the one tridiagonal reduction that also
+            # GCV of every row, from the one reduction to band form that also
             # gives the coefficients.
             spectrum = ridge_spectrum(everything, targets, linalg)
             alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
