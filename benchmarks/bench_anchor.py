@@ -20,7 +20,8 @@ digits) and the 10,000 test images:
 * ``floor``: measured in the same process after each skcl fit, on the same
   machine and threads: one product ΦᵀΦ of the 60,000 × M features in the
   update's precision (float64 on the CPU) plus one Cholesky of an M × M
-  positive definite matrix. ``× floor`` is the fit's time over it.
+  positive definite matrix (the faster of numpy's and scipy's). ``× floor``
+  is the fit's time over it.
 
 FAA is the mean of the five test tasks' accuracies (skcl's
 ``final_average_accuracy``). ``--backend jax`` runs the features, the
@@ -46,6 +47,7 @@ import sys
 import time
 
 import numpy as np
+import scipy.linalg
 
 # The same tasks as the units benchmark (this folder is on sys.path when a
 # script of it runs).
@@ -90,9 +92,15 @@ def _floor(n, m, backend):
     product = time.perf_counter() - tic
     del P
     G[np.diag_indices(m)] += n
-    tic = time.perf_counter()
-    np.linalg.cholesky(G)
-    return {"float64": (product, time.perf_counter() - tic)}
+    # The faster of numpy's and scipy's (each its own OpenBLAS): 8.3 and 6.1 s
+    # at M = 10,000 on two cores.
+    choleskys = []
+    for cholesky in (np.linalg.cholesky,
+                     lambda A: scipy.linalg.cholesky(A, lower=True, check_finite=False)):
+        tic = time.perf_counter()
+        cholesky(G)
+        choleskys.append(time.perf_counter() - tic)
+    return {"float64": (product, min(choleskys))}
 
 
 def run_one(model, m, data_dir, backend):
