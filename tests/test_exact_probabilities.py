@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
-from skcl._exact.gaussian import fit_gaussian, oas_coefficient
+from skcl._exact.gaussian import fit_gaussian, oas_coefficient, oas_shrinkage
 from skcl._exact.moments import GroupMoments
 from skcl._exact.predictive import rank_first, student_t_log_likelihoods
 from skcl.datasets import load_ci_split_iris, load_ci_split_wine
@@ -85,6 +85,22 @@ def test_oas_shrinkage_is_scikit_learns():
     rows -= rows.mean(0)
     expected = OAS(assume_centered=True).fit(rows).shrinkage_
     assert oas_coefficient(rows.T @ rows / len(rows), len(rows)) == pytest.approx(expected)
+
+
+def test_oas_shrinkage_of_the_scatter_is_scikit_learns_of_the_standardised_rows():
+    # More features than one block of rows of R (256), and a constant one
+    # (σ = 1 there, as StandardScaler): R is summed a few rows at a time.
+    rng = np.random.default_rng(4)
+    rows = rng.standard_normal((900, 600)) * rng.uniform(0.1, 10, 600)
+    rows[:, 5] = 3.0
+    rows -= rows.mean(0)
+    std = rows.std(0)
+    standardised = rows / np.where(std > 0, std, 1.0)
+    expected = OAS(assume_centered=True).fit(standardised).shrinkage_
+    shrinkage, target = oas_shrinkage(rows.T @ rows, len(rows))
+    assert shrinkage == pytest.approx(expected, rel=1e-10)
+    np.testing.assert_allclose(target[std > 0], std[std > 0] ** 2, rtol=1e-10)
+    assert target[5] == pytest.approx(np.mean(std[std > 0] ** 2))
 
 
 def test_two_class_discriminant_is_lda_on_the_one_score():

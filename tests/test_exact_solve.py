@@ -70,6 +70,30 @@ def test_band_reduction_is_an_orthogonal_similarity(n, width):
                                np.linalg.solve(S + 0.5 * np.eye(n), C), rtol=1e-9)
 
 
+def test_band_inverse_traces_are_the_eigenvalues_sums():
+    # tr((B + sI)⁻¹) = Σ_j 1/(λ_j + s), on bands wider and narrower than a
+    # block, with a length that is not a multiple of it, down to a shift
+    # where B + sI has condition 10⁶.
+    rng = np.random.default_rng(3)
+    for n, width in [(1, 0), (13, 1), (70, 1), (100, 8), (150, 40)]:
+        bands = rng.standard_normal((width + 1, n))
+        dense = np.zeros((n, n))
+        for lag, band in enumerate(bands):
+            dense[np.arange(lag, n), np.arange(n - lag)] = band[:n - lag]
+        values = np.linalg.eigvalsh(dense, UPLO="L")
+        floor = 1e-6 * max(values.max() - values.min(), 1.0)
+        bands[0] += floor - values.min()
+        values += floor - values.min()
+        shifts = np.array([0.0, 1e-3, 1.0, 1e3]) * values.mean()
+        np.testing.assert_allclose(linalg.band_inverse_traces(bands, shifts),
+                                   (1 / (values[None, :] + shifts[:, None])).sum(1), rtol=1e-8)
+        assert linalg.certainly_positive_definite(bands, 2.0)
+        bands[0] -= 2 * floor  # one eigenvalue below zero
+        assert not linalg.certainly_positive_definite(bands, 2.0)
+        with pytest.raises(np.linalg.LinAlgError):
+            linalg.band_inverse_traces(bands, [0.0])
+
+
 @pytest.mark.parametrize("width", [1, 5])
 def test_a_band_solve_refuses_a_matrix_that_is_not_positive_definite(width):
     S = -np.eye(12) - 0.1

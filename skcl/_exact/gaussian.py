@@ -138,12 +138,21 @@ def oas_coefficient(covariance, n):
     float in [0, 1]
     """
     p = len(covariance)
-    a = float(np.mean(covariance**2))
-    m = float(np.trace(covariance)) / p
+    return _oas(float(np.mean(covariance**2)), float(np.trace(covariance)) / p, p, n)
+
+
+def _oas(a, m, p, n):
+    """:func:`oas_coefficient` from the mean squared entry a and the mean diagonal m."""
     denominator = (n + 1) * (a - m**2 / p)
     if denominator <= 0:  # a multiple of the identity already (or nothing)
         return 1.0
     return float(min((a + m**2) / denominator, 1.0))
+
+
+# Rows of R at a time in oas_shrinkage: one (256, D) buffer, reused, instead
+# of D×D temporaries (at D = 10,000, each new one cost about a second on
+# the two-core machine, most of it the kernel's first touch of its pages).
+_OAS_ROWS = 256
 
 
 def oas_shrinkage(scatter, n):
@@ -180,11 +189,20 @@ def oas_shrinkage(scatter, n):
         0 the mean of the positive ones (1 if none), so that a feature
         constant in training keeps a finite, data-scaled variance.
     """
-    covariance = scatter / n
-    variances = np.clip(np.diag(covariance), 0, None)
-    sigma = np.sqrt(np.where(variances > 0, variances, 1.0))
-    correlation = covariance / sigma[:, None] / sigma[None, :]
-    shrinkage = oas_coefficient(correlation, n)
+    variances = np.clip(np.diag(scatter) / n, 0, None)
+    # R = Ŝ_jk/(σ_j σ_k) = S_jk·u_j·u_k, u_j = 1/(√n σ_j): its mean diagonal
+    # and mean squared entry, a few rows at a time.
+    inverse_sigma = 1 / np.sqrt(n * np.where(variances > 0, variances, 1.0))
+    d = len(scatter)
+    buffer = np.empty((min(_OAS_ROWS, d), d))
+    squares = 0.0
+    for start in range(0, d, _OAS_ROWS):
+        rows = buffer[:min(_OAS_ROWS, d - start)]
+        np.multiply(scatter[start:start + len(rows)], inverse_sigma[None, :], out=rows)
+        rows *= inverse_sigma[start:start + len(rows), None]
+        squares += float(np.vdot(rows, rows))
+    trace = float(np.sum(np.diag(scatter) * inverse_sigma**2))
+    shrinkage = _oas(squares / d**2, trace / d, d, n)
     positive = variances[variances > 0]
     fill = float(positive.mean()) if len(positive) else 1.0
     return shrinkage, np.where(variances > 0, variances, fill)
@@ -202,21 +220,29 @@ def _shrunk(values, nu, s):
     return np.maximum((1 - s) * values + s * nu, _EIGENVALUE_FLOOR * nu)
 
 
-def _factor(covariance, lowest, floor, linalg):
-    """Σ's factor, whether it is triangular, and log det Σ (see :class:`GaussianFit`).
+def _covariance(S, n, shrinkage, target):
+    """Σ(s) = (1 − s)·S/n + s·diag(target), in one new D×D array."""
+    covariance = S * ((1 - shrinkage) / n)
+    covariance[np.diag_indices_from(covariance)] += shrinkage * target
+    return covariance
+
+
+def _factor(S, n, shrinkage, target, floor, linalg):
+    """Σ(s)'s factor, whether it is triangular, and log det Σ (see :class:`GaussianFit`).
 
     Cholesky when every eigenvalue is provably at least ``floor`` (the
-    shrinkage's part alone, ``lowest``, is): the floor would change
+    shrinkage's part alone, s·min(target), is): the floor would change
     nothing. Otherwise, or where Σ is not numerically positive definite,
     the spectrum with its eigenvalues raised to ``floor``.
     """
-    if lowest >= floor:
+    if shrinkage * float(target.min()) >= floor:
         try:
-            L = linalg.cholesky(covariance)
+            # Σ is this function's own: factored in its memory, no copy.
+            L = linalg.cholesky(_covariance(S, n, shrinkage, target), overwrite=True)
             return L, True, 2 * float(np.log(np.diag(L)).sum())
         except np.linalg.LinAlgError:
             pass
-    values, vectors = linalg.eigh(covariance)
+    values, vectors = linalg.eigh(_covariance(S, n, shrinkage, target))
     values = np.maximum(values, floor)
     return vectors / np.sqrt(values), False, float(np.log(values).sum())
 
@@ -256,10 +282,7 @@ def fit_gaussian(moments, shrinkage, shared=True, target=None, linalg=host_linal
              else list(zip(moments.group_scatter, moments.counts)))
     factors, triangular, log_dets = [], [], []
     for S, n in pairs:
-        covariance = (1 - shrinkage) * (S / n)
-        covariance[np.diag_indices_from(covariance)] += shrinkage * target
-        factor, is_triangular, log_det = _factor(covariance, shrinkage * float(target.min()),
-                                                 floor, linalg)
+        factor, is_triangular, log_det = _factor(S, n, shrinkage, target, floor, linalg)
         factors.append(factor)
         triangular.append(is_triangular)
         log_dets.append(log_det)

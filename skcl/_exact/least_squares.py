@@ -17,10 +17,11 @@ With S = V diag(λ) Vᵀ, B(α) = V diag(1/(λ+α)) VᵀC for every α, and the
 generalised cross-validation score of all the rows (:func:`gcv_scores`,
 the default rule, needing no row held out) needs only λ and sums over
 them weighted by the K columns VᵀC, which a reduction to band form
-S = Q B Qᵀ gives without V (:func:`ridge_spectrum`, about four Cholesky
-factorisations' flops; B tridiagonal, or of a few dozen sub-diagonals at
-large D): λ are B's eigenvalues, and each sum is one solve with B + αI
-applied to QᵀC, O(D·K) per α for a narrow band; the
+S = Q B Qᵀ gives without V or even λ (:func:`ridge_spectrum`, about four
+Cholesky factorisations' flops; B tridiagonal, or of 64 sub-diagonals at
+large D): each sum is one solve with B + αI applied to QᵀC, O(D·K) per α
+for a narrow band, and the leverages Σ_j λ_j/(λ_j+α) of the whole grid
+come from one selected inversion of the band; the
 exact squared error of held-out rows (:func:`heldout_squared_error`, the
 rule kept as an option) needs V itself. The D×D steps run in the
 ``linalg`` module given (:mod:`.linalg` on the host, :mod:`.solve_jax` on
@@ -96,7 +97,8 @@ def _centred(moments, targets):
     x_bar = moments.counts @ moments.means / n
     t_bar = moments.counts @ targets / n
     spread = (moments.means - x_bar) * np.sqrt(moments.counts)[:, None]
-    S = moments.scatter + spread.T @ spread
+    S = spread.T @ spread
+    S += moments.scatter  # in place: one new D×D array, not two
     C = ((moments.means - x_bar) * moments.counts[:, None]).T @ (targets - t_bar)
     return x_bar, t_bar, S, C
 

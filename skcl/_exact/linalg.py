@@ -101,13 +101,16 @@ def eigh(matrix):
     return np.linalg.eigh(matrix)
 
 
-def cholesky(matrix):
+def cholesky(matrix, overwrite=False):
     """L, lower triangular, with ``matrix`` = L Lᵀ.
 
     Parameters
     ----------
     matrix : ndarray of shape (n, n)
         Symmetric; its lower triangle is read.
+    overwrite : bool, default=False
+        Whether ``matrix`` may be overwritten: a float64 one, in either
+        order, then holds L (no D×D copy), also when this raises.
 
     Returns
     -------
@@ -118,7 +121,9 @@ def cholesky(matrix):
     numpy.linalg.LinAlgError
         When ``matrix`` is not numerically positive definite.
     """
-    return scipy.linalg.cholesky(matrix, lower=True, check_finite=False)
+    if overwrite and matrix.dtype == np.float64 and matrix.flags.c_contiguous:
+        matrix = matrix.T  # symmetric: the Fortran-ordered Sᵀ = S, factored in place
+    return scipy.linalg.cholesky(matrix, lower=True, check_finite=False, overwrite_a=overwrite)
 
 
 def solve(matrix, rhs):

@@ -280,7 +280,8 @@ def coarsen(moments, coarse_key):
     np.add.at(means, index, moments.means * moments.counts[:, None])
     means /= counts[:, None]
     spread = (moments.means - means[index]) * np.sqrt(moments.counts)[:, None]
-    scatter = moments.scatter + spread.T @ spread
+    scatter = spread.T @ spread
+    scatter += moments.scatter  # in place: one new D×D array, not two
     group_scatter = None
     if moments.group_scatter is not None:
         group_scatter = np.zeros((len(keys), d, d))

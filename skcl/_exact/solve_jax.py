@@ -40,8 +40,11 @@ def eigh(matrix):
         return np.asarray(values), np.asarray(vectors)
 
 
-def cholesky(matrix):
+def cholesky(matrix, overwrite=False):
     """L, lower triangular, with ``matrix`` = L Lᵀ, on the device (as :func:`.linalg.cholesky`).
+
+    ``overwrite`` is accepted for the host's signature: the device works
+    on its own copy.
 
     Raises
     ------
