@@ -10,20 +10,23 @@ What a solve needs, cheapest first (flops for D×D, Cholesky = D³/3):
 
 * :func:`cholesky`: the Gaussian's prediction needs Σ only through
   Σ⁻¹(x − μ) and log det Σ, which its Cholesky factor gives.
-* :func:`band_reduction` and :func:`rotate`: least squares' GCV needs the
-  eigenvalues λ_j of S and the K columns VᵀC, not the D×D eigenvectors V.
-  Householder's reduction S = Q B Qᵀ (4D³/3: about four Cholesky
-  factorisations) leaves B banded, and QᵀC applies Q's reflectors to K
-  columns only (``ormqr``, O(D²K)). At large D the reduction stops at a
-  band of ``BAND_WIDTH`` sub-diagonals (LAPACK's first stage,
-  ``dsytrd_sy2sb``, all matrix-matrix products: :mod:`.two_stage`);
-  otherwise, or where the loaded LAPACK lacks it, B is tridiagonal
-  (``dsytrd``). B's eigenvalues cost O(D²·width) (:func:`band_eigvalsh`),
-  and every sum over them that GCV needs, a solve with B + αI, O(D·width²·K)
-  (:func:`band_solve`); only a singular S needs B's eigenvectors U
-  (:func:`band_eigh`, O(D³) at worst but cheap there: its repeated zero
-  eigenvalues deflate). ``numpy.linalg.eigh`` reduces to tridiagonal form
-  and then forms V = QU (another 2D³ or more): the step these solves leave out.
+* :func:`band_reduction` and :func:`rotate`: least squares' GCV needs sums
+  over the eigenvalues λ_j of S weighted by the K columns VᵀC, not the D×D
+  eigenvectors V, nor even λ. Householder's reduction S = Q B Qᵀ (4D³/3:
+  about four Cholesky factorisations) leaves B banded, and QᵀC applies Q's
+  reflectors to K columns only (``ormqr``, O(D²K)). At large D the
+  reduction stops at a band of ``BAND_WIDTH`` sub-diagonals (LAPACK's
+  first stage, ``dsytrd_sy2sb``, all matrix-matrix products:
+  :mod:`.two_stage`); otherwise, or where the loaded LAPACK lacks it, B is
+  tridiagonal (``dsytrd``). Each weighted sum is a solve with B + αI,
+  O(D·width²) (:func:`band_solve`), and the leverages Σ_j λ_j/(λ_j + α)
+  of a whole α grid one selected inversion (:func:`band_inverse_traces`);
+  λ itself (:func:`band_eigvalsh`, O(D²·width)) only where a Cholesky
+  factor does not show S positive definite
+  (:func:`certainly_positive_definite`), and B's eigenvectors U only where
+  S is singular (:func:`band_eigh`). ``numpy.linalg.eigh`` reduces to
+  tridiagonal form, memory-bound, and then forms V = QU (another 2D³ or
+  more): the steps these solves leave out.
 * :func:`eigh`: the full spectrum, where an option needs Σ(s) or B(α) for
   a whole grid at once (the held-out rules) or Σ is singular.
 """
@@ -87,6 +90,8 @@ def tridiagonal_bands(diagonal, off_diagonal):
     off = np.zeros_like(diagonal)
     off[:len(diagonal) - 1] = off_diagonal
     return np.vstack([diagonal, off])
+
+
 def eigh(matrix):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (``numpy.linalg.eigh``).
 

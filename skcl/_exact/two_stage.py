@@ -2,13 +2,14 @@
 
 Householder's reduction of a symmetric D×D matrix to tridiagonal form
 (``dsytrd``) does half its 4D³/3 flops as matrix-vector products, bound
-by memory: at D = 10,000 it took 13× a Cholesky on two cores. LAPACK
+by memory: at D = 10,000 it took 9–13× a Cholesky on two cores. LAPACK
 (since 3.7) also reduces in two stages: ``dsytrd_sy2sb`` to a band of
 width b with matrix-matrix products only (4.5× a Cholesky there, at
 b = 64), then ``dsytrd_sb2st`` chases the band to tridiagonal form in
-O(D²b), cache-resident. The solves need nothing past the band: its
-eigenvalues (``sb2st``, then ``dsterf``), solves with it (``dpbsv``) and
-Q's reflectors, which ``ormqr`` applies like ``dsytrd``'s.
+O(D²b), cache-resident. The solves need nothing past the band but
+solves with it (``dpbsv``) and Q's reflectors, which ``ormqr`` applies
+like ``dsytrd``'s; its eigenvalues (``sb2st``, then ``dsterf``) only
+where S may be singular.
 
 The two routines are taken from the LAPACK that is already loaded (the
 OpenBLAS of scipy's and numpy's wheels export them, as ``scipy_…``); where
@@ -121,16 +122,15 @@ def reduce_to_band(matrix, width, found):
     taus : ndarray of shape (n - width,)
     """
     n = len(matrix)
-    reduced = matrix
-    if reduced.dtype != np.float64 or not reduced.flags.f_contiguous:
+    if matrix.dtype != np.float64 or not matrix.flags.f_contiguous:
         raise ValueError("reduce_to_band needs a Fortran-contiguous float64 matrix.")
     bands = np.zeros((width + 1, n), order="F")
     taus = np.zeros(n - width)
-    before = (b"L", _pointer(_integer(n)), _pointer(_integer(width)), _pointer(reduced),
+    before = (b"L", _pointer(_integer(n)), _pointer(_integer(width)), _pointer(matrix),
               _pointer(_integer(n)), _pointer(bands), _pointer(_integer(width + 1)),
               _pointer(taus))
     _call(found.sy2sb, before, 1, 1, "dsytrd_sy2sb")
-    return bands, np.asfortranarray(reduced[width:, :n - width]), taus
+    return bands, np.asfortranarray(matrix[width:, :n - width]), taus
 
 
 def band_eigenvalues(bands, found):
