@@ -11,7 +11,8 @@ Two tables, one run:
    extrapolated to all chunks (marked so) unless it is all of them;
    against one ``fit`` on all the rows.
 2. **The solve against a Cholesky, on the host.** At M = ``--host-sizes``
-   features: numpy's Cholesky of the M×M scatter (the floor), the solve
+   features: a Cholesky of the M×M scatter (the floor: the faster of
+   numpy's and scipy's), the solve
    *before* (an eigendecomposition: ``numpy.linalg.eigh`` of Σ for the
    Gaussian, of S with V for least squares' GCV) and *after* (the
    Gaussian's OAS and one Cholesky factor; least squares' reduction to
@@ -123,7 +124,7 @@ def host_solve(moments, targets, linalg=None, tridiagonal=False):
     """The least-squares solve at ``alpha="auto"`` (what ``backend`` runs).
 
     ``tridiagonal=True``: S reduced to tridiagonal form (``dsytrd``) at any
-    size, the path before the two-stage reduction.
+    size, then the same steps (the reduction before the two-stage one).
     """
     from skcl._exact.base import choose
 
@@ -184,7 +185,7 @@ def _time_once(run):
 
 def solve_against_cholesky(args):
     found = two_stage.routines()
-    print("\nThe solve against numpy's Cholesky of the same M×M, on the host (seconds, one "
+    print("\nThe solve against a Cholesky of the same M×M, on the host (seconds, one "
           f"run each; load average before: {os.getloadavg()[0]:.2f}; band of "
           f"{host_linalg.BAND_WIDTH} sub-diagonals from "
           f"{found.library if found else 'no LAPACK with dsytrd_sy2sb: tridiagonal only'})\n")
