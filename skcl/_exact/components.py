@@ -43,9 +43,10 @@ T_c is still several times the threshold.
 """
 
 import numpy as np
-from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg import solve_triangular
 
-from .gaussian import oas_shrinkage
+from .gaussian import oas_shrinkage, shrunk_covariance
+from .linalg import cholesky
 from .moments import by_class, class_group, class_of, coarsen
 
 __all__ = ["between_task_scores", "component_keys", "runs"]
@@ -57,10 +58,15 @@ _RIDGE = 1e-10
 
 
 def _whiten(covariance):
-    """x ↦ L⁻¹x for Σ + ε·I = LLᵀ: then δᵀ(Σ + ε·I)⁻¹δ = ‖L⁻¹δ‖²."""
+    """x ↦ L⁻¹x for Σ + ε·I = LLᵀ: then δᵀ(Σ + ε·I)⁻¹δ = ‖L⁻¹δ‖².
+
+    ``covariance`` is the caller's own: the ridge is added and the factor
+    computed in its memory (no D×D copy).
+    """
     d = len(covariance)
     scale = float(np.trace(covariance)) / d
-    lower = cholesky(covariance + _RIDGE * (scale if scale > 0 else 1.0) * np.eye(d), lower=True)
+    covariance[np.diag_indices(d)] += _RIDGE * (scale if scale > 0 else 1.0)
+    lower = cholesky(covariance, overwrite=True)
     return lambda X: solve_triangular(lower, np.atleast_2d(X).T, lower=True).T
 
 
@@ -93,13 +99,16 @@ def runs(moments):
         (task, class) key → (first task of its run, class).
     """
     n, d = moments.total, moments.n_features
-    shrinkage, target = oas_shrinkage(moments.scatter, n)
-    covariance = (1 - shrinkage) * (moments.scatter / n)
-    covariance[np.diag_indices_from(covariance)] += shrinkage * target
-    Z = _whiten(covariance)(moments.means)
+    per_class = _per_class(moments.keys)
+    Z = moments.means  # never read where no class has two groups: each starts its run
+    if any(len(groups) > 1 for groups in per_class.values()):
+        # The whitening (OAS, Σ and its Cholesky factor: D³) only where
+        # there are means to compare; a class-incremental stream has none.
+        shrinkage, target = oas_shrinkage(moments.scatter, n)
+        Z = _whiten(shrunk_covariance(moments.scatter, n, shrinkage, target))(moments.means)
     price = d * np.log(max(n, np.e))
     out = {}
-    for label, groups in _per_class(moments.keys).items():
+    for label, groups in per_class.items():
         start, count, mean = None, 0.0, None
         for g in groups:
             n_g, key = moments.counts[g], moments.keys[g]

@@ -37,7 +37,7 @@ from . import linalg as host_linalg
 
 __all__ = ["FALLBACK_SHRINKAGE", "GaussianFit", "SHRINKAGE_GRID", "fit_gaussian",
            "heldout_log_likelihood", "component_log_likelihoods", "oas_coefficient",
-           "oas_shrinkage", "squared_distances"]
+           "oas_shrinkage", "shrunk_covariance", "squared_distances"]
 
 #: The values of s that ``shrinkage="heldout"`` chooses among.
 SHRINKAGE_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
@@ -220,8 +220,22 @@ def _shrunk(values, nu, s):
     return np.maximum((1 - s) * values + s * nu, _EIGENVALUE_FLOOR * nu)
 
 
-def _covariance(S, n, shrinkage, target):
-    """Σ(s) = (1 − s)·S/n + s·diag(target), in one new D×D array."""
+def shrunk_covariance(S, n, shrinkage, target):
+    """Σ(s) = (1 − s)·S/n + s·diag(target), in one new D×D array.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n_features, n_features)
+        A scatter.
+    n : float
+        Its rows' total weight.
+    shrinkage : float in [0, 1]
+    target : ndarray of shape (n_features,)
+
+    Returns
+    -------
+    ndarray of shape (n_features, n_features)
+    """
     covariance = S * ((1 - shrinkage) / n)
     covariance[np.diag_indices_from(covariance)] += shrinkage * target
     return covariance
@@ -238,11 +252,11 @@ def _factor(S, n, shrinkage, target, floor, linalg):
     if shrinkage * float(target.min()) >= floor:
         try:
             # Σ is this function's own: factored in its memory, no copy.
-            L = linalg.cholesky(_covariance(S, n, shrinkage, target), overwrite=True)
+            L = linalg.cholesky(shrunk_covariance(S, n, shrinkage, target), overwrite=True)
             return L, True, 2 * float(np.log(np.diag(L)).sum())
         except np.linalg.LinAlgError:
             pass
-    values, vectors = linalg.eigh(_covariance(S, n, shrinkage, target))
+    values, vectors = linalg.eigh(shrunk_covariance(S, n, shrinkage, target))
     values = np.maximum(values, floor)
     return vectors / np.sqrt(values), False, float(np.log(values).sum())
 
