@@ -126,9 +126,8 @@ def cholesky(matrix, overwrite=False):
     numpy.linalg.LinAlgError
         When ``matrix`` is not numerically positive definite.
     """
-    if overwrite and matrix.dtype == np.float64 and matrix.flags.c_contiguous:
-        matrix = matrix.T  # symmetric: the Fortran-ordered Sᵀ = S, factored in place
-    return scipy.linalg.cholesky(matrix, lower=True, check_finite=False, overwrite_a=overwrite)
+    return scipy.linalg.cholesky(_fortran(matrix, overwrite), lower=True, check_finite=False,
+                                 overwrite_a=True)
 
 
 def solve(matrix, rhs):
@@ -172,10 +171,7 @@ def band_reduction(matrix, width=None, overwrite=False):
         width = BAND_WIDTH if n >= TWO_STAGE_MIN_SIZE and found is not None else 1
     if width > 1 and n > width + 1 and found is None:
         raise np.linalg.LinAlgError("The loaded LAPACK has no dsytrd_sy2sb.")
-    # Symmetric: a C-ordered S is the Fortran-ordered Sᵀ = S.
-    work = matrix.T if overwrite and matrix.flags.c_contiguous else matrix
-    work = np.asfortranarray(work, dtype=np.float64) if overwrite else np.array(
-        work, dtype=np.float64, order="F")
+    work = _fortran(matrix, overwrite)
     if width > 1 and n > width + 1:
         return Band(*two_stage.reduce_to_band(work, width, found))
     lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])  # blocked: the default is unblocked
@@ -417,6 +413,17 @@ def band_solve(bands, rhs, shift=0.0):
             f"The band matrix is not positive definite (dpbsv: leading minor {info}).")
     _check_info(info, "dpbsv")
     return solution
+
+
+def _fortran(matrix, overwrite):
+    """A symmetric matrix as a Fortran-ordered float64 array for LAPACK to overwrite.
+
+    ``matrix``'s own memory where ``overwrite`` allows and it is float64 (a
+    C-ordered S is the Fortran-ordered Sᵀ = S), else a copy.
+    """
+    if not overwrite:
+        return np.array(matrix, dtype=np.float64, order="F")
+    return np.asfortranarray(matrix.T if matrix.flags.c_contiguous else matrix, dtype=np.float64)
 
 
 def _check_info(info, routine):
