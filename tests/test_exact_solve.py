@@ -36,13 +36,19 @@ def _moments(clf):
     return coarsen(clf.moments_, lambda key: (None, key[1]))
 
 
-def _band(S, width):
-    """The dense B of ``linalg.band_reduction(S, width)``, checked banded."""
-    reduction = linalg.band_reduction(S, width)
-    n, B = len(S), np.zeros_like(S)
-    for k, band in enumerate(reduction.bands):
+def _dense(bands):
+    """The symmetric matrix whose lower band LAPACK stores as ``bands``."""
+    n = bands.shape[1]
+    B = np.zeros((n, n))
+    for k, band in enumerate(bands):
         B[np.arange(k, n), np.arange(n - k)] = B[np.arange(n - k), np.arange(k, n)] = band[:n - k]
-    return reduction, B
+    return B
+
+
+def _band(S, width):
+    """``linalg.band_reduction(S, width)`` and its dense B."""
+    reduction = linalg.band_reduction(S, width)
+    return reduction, _dense(reduction.bands)
 
 
 @pytest.mark.parametrize("width", [1, 2, 7, 32])
@@ -77,10 +83,7 @@ def test_band_inverse_traces_are_the_eigenvalues_sums():
     rng = np.random.default_rng(3)
     for n, width in [(1, 0), (13, 1), (70, 1), (100, 8), (150, 40)]:
         bands = rng.standard_normal((width + 1, n))
-        dense = np.zeros((n, n))
-        for lag, band in enumerate(bands):
-            dense[np.arange(lag, n), np.arange(n - lag)] = band[:n - lag]
-        values = np.linalg.eigvalsh(dense, UPLO="L")
+        values = np.linalg.eigvalsh(_dense(bands))
         floor = 1e-6 * max(values.max() - values.min(), 1.0)
         bands[0] += floor - values.min()
         values += floor - values.min()
