@@ -17,6 +17,7 @@ from sklearn.linear_model import Ridge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
+from skcl._exact import moments
 from skcl._exact.gaussian import fit_gaussian, heldout_log_likelihood
 from skcl._exact.holdout import heldout_rows
 from skcl._exact.least_squares import class_targets, heldout_squared_error
@@ -67,6 +68,39 @@ def test_moments_of_a_million_rows_with_a_large_mean_match_two_passes():
     # Raw sums in float64 would lose the scatter to cancellation here.
     raw = X.T @ X - len(X) * np.outer(X.mean(0), X.mean(0))
     assert np.abs(raw - scatter).max() > 1e-6 * np.abs(scatter).max()
+
+
+def test_the_products_of_many_wide_chunks_sum_to_the_whole_scatter():
+    rng = np.random.default_rng(3)
+    X, groups = rng.normal(1, 3, (700, 300)), rng.integers(0, 2, 700)
+    w = rng.random(700)
+    m = moments_of_rows(X, groups, w, ["a", "b"], chunk_rows=90)
+    pooled = sum(_two_pass(X[groups == g], w[groups == g])[1] for g in range(2))
+    np.testing.assert_allclose(m.scatter, pooled, rtol=1e-10, atol=1e-10 * np.abs(pooled).max())
+
+
+@pytest.mark.parametrize("columns", [96, 250])
+def test_a_wide_gram_from_blocks_is_the_product(monkeypatch, columns):
+    # Past the columns where OpenBLAS's threaded syrk crashes (23,000), AᵀA
+    # is built from blocks; here the limits are shrunk to see every branch.
+    monkeypatch.setattr(moments, "_SYRK_MAX_COLUMNS", 80)
+    monkeypatch.setattr(moments, "_GRAM_BLOCK", 64)
+    A = np.random.default_rng(4).standard_normal((40, columns))
+    np.testing.assert_allclose(moments.gram(A), A.T @ A, rtol=1e-13, atol=1e-12)
+    out = np.full((columns, columns), np.nan)
+    assert moments.gram(A, out=out) is out
+    np.testing.assert_array_equal(out, out.T)
+    np.testing.assert_allclose(out, A.T @ A, rtol=1e-13, atol=1e-12)
+
+
+def test_moments_of_wide_rows_through_blocks_match_two_passes(monkeypatch):
+    monkeypatch.setattr(moments, "_SYRK_MAX_COLUMNS", 100)
+    monkeypatch.setattr(moments, "_GRAM_BLOCK", 64)
+    rng = np.random.default_rng(5)
+    X, groups, w = rng.normal(2, 3, (500, 230)), rng.integers(0, 2, 500), rng.random(500)
+    m = moments_of_rows(X, groups, w, ["a", "b"], chunk_rows=120)
+    pooled = sum(_two_pass(X[groups == g], w[groups == g])[1] for g in range(2))
+    np.testing.assert_allclose(m.scatter, pooled, rtol=1e-10, atol=1e-10 * np.abs(pooled).max())
 
 
 def test_group_moments_and_coarsening_match_each_group_computed_alone():

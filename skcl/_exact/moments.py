@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["GroupMoments", "ShiftedSums", "by_class", "class_group", "class_of", "coarsen",
-           "empty_moments", "merge"]
+           "empty_moments", "gram", "merge"]
 
 
 class GroupMoments(NamedTuple):
@@ -166,13 +166,12 @@ class ShiftedSums:
                 self.products[key] = product
 
     def _add_gram(self, key, A):
-        # numpy's A.T @ A is BLAS syrk (it sees AᵀA), with or without out=.
         if key not in self.products:
-            self.products[key] = A.T @ A
+            self.products[key] = gram(A)
             return
         if self._product is None:
             self._product = np.empty_like(self.products[key])
-        self.products[key] += np.matmul(A.T, A, out=self._product)
+        self.products[key] += gram(A, out=self._product)
 
     def moments(self, keys):
         """The moments of the rows added; the sums are spent (call once).
@@ -208,6 +207,45 @@ class ShiftedSums:
         self.products = {}
         return GroupMoments(tuple(keys[g] for g in present), counts.copy(), means,
                             scatter, group_scatter)
+
+
+# OpenBLAS's threaded syrk (0.3.30 in SciPy's wheel, 0.3.31 in numpy's)
+# writes out of bounds for AᵀA of 23,000 to 25,000 columns and 1,342 to
+# 1,459 rows (the update's chunks there): a segfault, reproduced on two
+# cores without skcl; 20,000 columns with 1,678 rows were fine. Wider
+# products are built from blocks.
+_SYRK_MAX_COLUMNS = 16_384
+_GRAM_BLOCK = 8_192
+
+
+def gram(A, out=None):
+    """AᵀA, through BLAS syrk (numpy sees AᵀA), in ``out`` when given.
+
+    Beyond ``_SYRK_MAX_COLUMNS`` columns, from blocks of columns: each
+    diagonal block by syrk, the blocks left of it by one GEMM, the upper
+    triangle copied from the lower (the flops of one syrk).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_rows, n_features)
+    out : ndarray of shape (n_features, n_features), optional
+
+    Returns
+    -------
+    ndarray of shape (n_features, n_features)
+    """
+    d = A.shape[1]
+    if d <= _SYRK_MAX_COLUMNS:
+        return np.matmul(A.T, A, out=out)
+    out = np.empty((d, d)) if out is None else out
+    for i in range(0, d, _GRAM_BLOCK):
+        block = slice(i, i + _GRAM_BLOCK)
+        columns = A[:, block]
+        np.matmul(columns.T, columns, out=out[block, block])
+        if i:
+            np.matmul(columns.T, A[:, :i], out=out[block, :i])
+            out[:i, block] = out[block, :i].T
+    return out
 
 
 def merge(a, b):
