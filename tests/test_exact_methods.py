@@ -70,15 +70,6 @@ def test_moments_of_a_million_rows_with_a_large_mean_match_two_passes():
     assert np.abs(raw - scatter).max() > 1e-6 * np.abs(scatter).max()
 
 
-def test_the_products_of_many_wide_chunks_sum_to_the_whole_scatter():
-    rng = np.random.default_rng(3)
-    X, groups = rng.normal(1, 3, (700, 300)), rng.integers(0, 2, 700)
-    w = rng.random(700)
-    m = moments_of_rows(X, groups, w, ["a", "b"], chunk_rows=90)
-    pooled = sum(_two_pass(X[groups == g], w[groups == g])[1] for g in range(2))
-    np.testing.assert_allclose(m.scatter, pooled, rtol=1e-10, atol=1e-10 * np.abs(pooled).max())
-
-
 @pytest.mark.parametrize("columns", [96, 250])
 def test_a_wide_gram_from_blocks_is_the_product(monkeypatch, columns):
     # Past the columns where OpenBLAS's threaded syrk crashes (23,000), AᵀA
@@ -93,9 +84,12 @@ def test_a_wide_gram_from_blocks_is_the_product(monkeypatch, columns):
     np.testing.assert_allclose(out, A.T @ A, rtol=1e-13, atol=1e-12)
 
 
-def test_moments_of_wide_rows_through_blocks_match_two_passes(monkeypatch):
-    monkeypatch.setattr(moments, "_SYRK_MAX_COLUMNS", 100)
-    monkeypatch.setattr(moments, "_GRAM_BLOCK", 64)
+@pytest.mark.parametrize("blocked", [False, True])
+def test_moments_of_many_wide_chunks_match_two_passes(monkeypatch, blocked):
+    # Each chunk's AᵀA added into the sum, by one syrk or (limits shrunk) by blocks.
+    if blocked:
+        monkeypatch.setattr(moments, "_SYRK_MAX_COLUMNS", 100)
+        monkeypatch.setattr(moments, "_GRAM_BLOCK", 64)
     rng = np.random.default_rng(5)
     X, groups, w = rng.normal(2, 3, (500, 230)), rng.integers(0, 2, 500), rng.random(500)
     m = moments_of_rows(X, groups, w, ["a", "b"], chunk_rows=120)
