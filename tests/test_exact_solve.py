@@ -5,6 +5,7 @@ unit of X."""
 
 import numpy as np
 import pytest
+import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
@@ -198,6 +199,33 @@ def test_gaussian_from_a_cholesky_factor_is_the_eigendecomposition_s(covariance,
             fit.log_dets, [np.linalg.slogdet((1 - s) * S / n + s * np.diag(target))[1]
                            for S, n in pairs][0 if covariance == "shared" else slice(None)],
             rtol=1e-10)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_wide_cholesky_by_block_columns_is_lapack_s(monkeypatch, order):
+    # Above CHOLESKY_MAX_DIRECT (where LAPACK's potrf calls OpenBLAS's
+    # crashing threaded syrk) the factor is built by block columns; the
+    # limits shrunk here so that 250 features take that path, in uneven blocks.
+    X, _ = _digits_features(1000, 250)
+    S = np.asarray(X.T @ X + 1e-3 * np.eye(250), order=order)
+    expected = scipy.linalg.cholesky(S, lower=True)
+    monkeypatch.setattr(linalg, "CHOLESKY_MAX_DIRECT", 100)
+    monkeypatch.setattr(linalg, "CHOLESKY_BLOCK", 64)
+
+    def whole(*args, **kwargs):
+        raise AssertionError("LAPACK's Cholesky of the whole matrix above the limit")
+
+    monkeypatch.setattr(linalg.scipy.linalg, "cholesky", whole)
+    L = linalg.cholesky(S)
+    np.testing.assert_allclose(L, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    assert np.all(np.triu(L, 1) == 0)
+    copy = S.copy(order="K")
+    in_place = linalg.cholesky(copy, overwrite=True)
+    assert np.shares_memory(in_place, copy)
+    np.testing.assert_array_equal(in_place, L)
+    S[130, 130] = -1.0  # LAPACK's error, naming the same leading minor
+    with pytest.raises(np.linalg.LinAlgError, match="^131-th leading minor"):
+        linalg.cholesky(S)
 
 
 def test_a_singular_covariance_keeps_the_floored_spectrum():

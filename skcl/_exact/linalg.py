@@ -35,14 +35,14 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from . import two_stage
 
-__all__ = ["BAND_WIDTH", "Band", "INVERSE_BLOCK", "TWO_STAGE_MIN_SIZE", "band_eigh",
-           "band_eigvalsh", "band_inverse_traces", "band_reduction", "band_solve",
-           "certainly_positive_definite", "cholesky", "eigh", "rotate", "solve",
-           "tridiagonal_bands"]
+__all__ = ["BAND_WIDTH", "Band", "CHOLESKY_BLOCK", "CHOLESKY_MAX_DIRECT", "INVERSE_BLOCK",
+           "TWO_STAGE_MIN_SIZE", "band_eigh", "band_eigvalsh", "band_inverse_traces",
+           "band_reduction", "band_solve", "certainly_positive_definite", "cholesky", "eigh",
+           "rotate", "solve", "tridiagonal_bands"]
 
 # b of the two-stage reduction: wider bands make the first stage faster
 # (more work per memory pass) and the band's solves and selected inversion
@@ -51,6 +51,12 @@ __all__ = ["BAND_WIDTH", "Band", "INVERSE_BLOCK", "TWO_STAGE_MIN_SIZE", "band_ei
 BAND_WIDTH = 64
 # Below this D the tridiagonal reduction is as fast (and D³ is small).
 TWO_STAGE_MIN_SIZE = 1000
+# LAPACK's Cholesky (potrf) updates the whole trailing matrix by OpenBLAS's
+# threaded syrk, which writes out of bounds for wide products in 0.3.30 and
+# 0.3.31 (benchmarks/bench_openblas_crash.py maps where): above this order
+# the factor is built by block columns (_left_looking_cholesky).
+CHOLESKY_MAX_DIRECT = 16_384
+CHOLESKY_BLOCK = 2_048
 # The blocks of band_inverse_traces: numpy's batched 32×32 products are
 # fast, and n/32 Python steps few.
 INVERSE_BLOCK = 32
@@ -126,8 +132,40 @@ def cholesky(matrix, overwrite=False):
     numpy.linalg.LinAlgError
         When ``matrix`` is not numerically positive definite.
     """
-    return scipy.linalg.cholesky(_fortran(matrix, overwrite), lower=True, check_finite=False,
-                                 overwrite_a=True)
+    matrix = _fortran(matrix, overwrite)
+    if len(matrix) > CHOLESKY_MAX_DIRECT:
+        return _left_looking_cholesky(matrix)
+    return scipy.linalg.cholesky(matrix, lower=True, check_finite=False, overwrite_a=True)
+
+
+def _left_looking_cholesky(a):
+    """L in ``a``'s memory (Fortran-ordered float64), block column by block column.
+
+    Each block column of ``CHOLESKY_BLOCK`` columns first loses the
+    product of its rows with the columns already factored (one GEMM,
+    L[k:, :k] L[k:k+b, :k]ᵀ), then its diagonal block is factored (LAPACK
+    ``potrf``, b×b) and the rows below it solved against that factor
+    (``trsm``). The flops of LAPACK's Cholesky, D³/3, with no syrk wider
+    than a block, where LAPACK's own right-looking updates call OpenBLAS's
+    threaded syrk across the whole trailing matrix (``CHOLESKY_MAX_DIRECT``).
+    """
+    n = len(a)
+    for k in range(0, n, CHOLESKY_BLOCK):
+        end = min(k + CHOLESKY_BLOCK, n)
+        panel = a[k:, k:end]  # a view: written in place
+        if k:
+            panel -= a[k:, :k] @ a[k:end, :k].T
+            a[:k, k:end] = 0.0  # the upper triangle, as scipy's factor has it
+        diagonal, info = lapack.dpotrf(panel[:end - k], lower=1, clean=1)
+        if info > 0:
+            raise np.linalg.LinAlgError(
+                f"{k + info}-th leading minor of the array is not positive definite")
+        _check_info(info, "dpotrf")
+        panel[:end - k] = diagonal
+        if end < n:  # L21 = A21 L11⁻ᵀ
+            panel[end - k:] = blas.dtrsm(1.0, diagonal, panel[end - k:], side=1, lower=1,
+                                                trans_a=1)
+    return a
 
 
 def solve(matrix, rhs):
