@@ -11,6 +11,7 @@ from sklearn.pipeline import make_pipeline as sk_make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
+from skcl._exact import openblas
 from skcl.datasets import load_ci_split_wine
 from skcl.feature_extraction import RandomFeatures
 from skcl.reproduce import SEQUENCES, columns_for, methods_for, run_column, select_methods
@@ -154,3 +155,29 @@ def test_pixel_column_on_real_mnist(shared_data_dir, monkeypatch):
     for name in ("Exact Gaussian", "RF Gaussian", "RanDumb"):
         assert test[name] > 70, (name, test[name])
     assert test["SGD log loss"] < 40
+
+
+def test_randumb_refuses_up_front_where_the_loaded_openblas_crashes(monkeypatch):
+    # RanDumb's model runs scikit-learn's M-column products and Choleskys,
+    # which OpenBLAS 0.3.30/0.3.31's threaded syrk segfaults on above
+    # DIRECT_MAX_COLUMNS (benchmarks/bench_openblas_crash.py). The limit is
+    # shrunk here, the library reported as the crashing one and then as sound.
+    data = load_ci_split_wine()
+    (X0, y0), (X1, y1) = data.train[:2]
+    model = RanDumbJoint(300, random_state=0).partial_fit(X0, y0, classes=data.classes)
+    before = model.predict(X1)
+    monkeypatch.setattr(openblas, "DIRECT_MAX_COLUMNS", 200)
+    library = {"internal_api": "openblas", "version": "0.3.31.188.0", "num_threads": 2,
+               "filepath": "/site-packages/numpy.libs/libscipy_openblas64_-32a4b2a6.so",
+               "user_api": "blas"}
+    monkeypatch.setattr("threadpoolctl.threadpool_info", lambda: [library])
+    with pytest.raises(RuntimeError, match=r"OpenBLAS 0\.3\.31\.188\.0 .*"
+                       r"OPENBLAS_NUM_THREADS=1") as refused:
+        model.partial_fit(X1, y1)
+    assert "RanDumbJoint(n_components=300)" in str(refused.value)
+    assert "above 200 columns" in str(refused.value)
+    np.testing.assert_array_equal(model.predict(X1), before)  # nothing learned
+    assert len(model._y) == len(y0)
+    for sound in ({**library, "num_threads": 1}, {**library, "version": "0.3.29"}):
+        monkeypatch.setattr("threadpoolctl.threadpool_info", lambda sound=sound: [sound])
+        RanDumbJoint(300, random_state=0).fit(X0, y0)  # one thread, or another version: runs

@@ -153,6 +153,9 @@ ALLOWED_PRIVATE_MODULES = {
     ("skcl.feature_extraction._random_features", "skcl._exact.device"):
         "RandomFeatures's features are computed on the device by the exact family's device "
         "code, which already holds JAX's float64 and memory handling",
+    ("skcl.reproduce._at_scale", "skcl._exact.openblas"):
+        "RanDumb's model refuses up front where the exact family's own products are blocked "
+        "around OpenBLAS's crashing syrk: one limit and one version list for both",
     ("skcl.reproduce._method", "skcl.model_selection._sequence"):
         "the protocol learns scikit-learn baselines (GaussianNB, SGD) as the search does, and "
         "is_skcl_classifier is how the search tells them apart, not a public name",

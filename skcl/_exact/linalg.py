@@ -38,6 +38,7 @@ import scipy.linalg
 from scipy.linalg import blas, lapack
 
 from . import two_stage
+from .openblas import DIRECT_MAX_COLUMNS
 
 __all__ = ["BAND_WIDTH", "Band", "CHOLESKY_BLOCK", "CHOLESKY_MAX_DIRECT", "INVERSE_BLOCK",
            "TWO_STAGE_MIN_SIZE", "band_eigh", "band_eigvalsh", "band_inverse_traces",
@@ -52,10 +53,10 @@ BAND_WIDTH = 64
 # Below this D the tridiagonal reduction is as fast (and D³ is small).
 TWO_STAGE_MIN_SIZE = 1000
 # LAPACK's Cholesky (potrf) updates the whole trailing matrix by OpenBLAS's
-# threaded syrk, which writes out of bounds for wide products in 0.3.30 and
-# 0.3.31 (benchmarks/bench_openblas_crash.py maps where): above this order
-# the factor is built by block columns (_left_looking_cholesky).
-CHOLESKY_MAX_DIRECT = 16_384
+# threaded syrk, which segfaults for wide products in 0.3.30 and 0.3.31
+# (numpy's and scipy's potrf alike from 16,384: .openblas): above this
+# order the factor is built by block columns (_left_looking_cholesky).
+CHOLESKY_MAX_DIRECT = DIRECT_MAX_COLUMNS
 CHOLESKY_BLOCK = 2_048
 # The blocks of band_inverse_traces: numpy's batched 32×32 products are
 # fast, and n/32 Python steps few.
@@ -164,7 +165,7 @@ def _left_looking_cholesky(a):
         panel[:end - k] = diagonal
         if end < n:  # L21 = A21 L11⁻ᵀ
             panel[end - k:] = blas.dtrsm(1.0, diagonal, panel[end - k:], side=1, lower=1,
-                                                trans_a=1)
+                                         trans_a=1)
     return a
 
 

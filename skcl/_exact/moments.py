@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .openblas import DIRECT_MAX_COLUMNS
+
 __all__ = ["GroupMoments", "ShiftedSums", "by_class", "class_group", "class_of", "coarsen",
            "empty_moments", "gram", "merge"]
 
@@ -210,11 +212,11 @@ class ShiftedSums:
 
 
 # OpenBLAS's threaded syrk (0.3.30 in SciPy's wheel, 0.3.31 in numpy's)
-# writes out of bounds for AᵀA of 23,000 to 25,000 columns and 1,342 to
-# 1,459 rows (the update's chunks there): a segfault, reproduced on two
-# cores without skcl; 20,000 columns with 1,678 rows were fine. Wider
-# products are built from blocks.
-_SYRK_MAX_COLUMNS = 16_384
+# segfaults for AᵀA from 16,384 columns at 1,342-2,048 rows (and at 20,000
+# with 256 rows, 30,000 with 64): .openblas and
+# benchmarks/bench_openblas_crash.py. Wider products than every probe ran
+# are built from blocks, whatever the BLAS.
+_SYRK_MAX_COLUMNS = DIRECT_MAX_COLUMNS
 _GRAM_BLOCK = 8_192
 
 
@@ -318,7 +320,7 @@ def coarsen(moments, coarse_key):
     np.add.at(means, index, moments.means * moments.counts[:, None])
     means /= counts[:, None]
     spread = (moments.means - means[index]) * np.sqrt(moments.counts)[:, None]
-    scatter = spread.T @ spread
+    scatter = gram(spread)
     scatter += moments.scatter  # in place: one new D×D array, not two
     group_scatter = None
     if moments.group_scatter is not None:
@@ -326,5 +328,5 @@ def coarsen(moments, coarse_key):
         for g in range(len(keys)):
             fine = index == g
             within = moments.group_scatter[fine].sum(axis=0)
-            group_scatter[g] = within + spread[fine].T @ spread[fine]
+            group_scatter[g] = within + gram(spread[fine])
     return GroupMoments(tuple(keys), counts, means, scatter, group_scatter)

@@ -27,6 +27,8 @@ from sklearn.pipeline import make_pipeline as sk_make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
+from .._exact.openblas import refuse_wide_products
+
 __all__ = ["RanDumbJoint", "RandomFeaturesGaussian", "RandomFeaturesLeastSquares"]
 
 
@@ -191,7 +193,15 @@ class RanDumbJoint(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        RuntimeError
+            Up front, where scikit-learn's products of ``n_components``
+            columns would segfault in the loaded OpenBLAS
+            (:func:`skcl._exact.openblas.refuse_wide_products`).
         """
+        refuse_wide_products(self.n_components, f"RanDumbJoint(n_components={self.n_components})")
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
         if not hasattr(self, "classes_"):
             if classes is None:

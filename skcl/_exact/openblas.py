@@ -1,0 +1,81 @@
+"""The OpenBLAS builds whose threaded syrk crashes, and the limit skcl keeps below.
+
+OpenBLAS 0.3.30 (SciPy 1.17's wheel) and 0.3.31 (numpy 2.4's) segfault
+in their threaded syrk (AᵀA, and LAPACK's Cholesky, whose trailing
+updates are that syrk) for wide matrices: on two threads, measured by
+``benchmarks/bench_openblas_crash.py``, from 16,384 columns at 1,342
+rows (15,000 ran), from 20,000 at 256 rows (16,384 ran) and from 30,000
+at 64 rows; Choleskys of 16,384 and more. One thread never crashed.
+
+skcl's own products and Choleskys stay below ``DIRECT_MAX_COLUMNS``
+(:func:`.moments.gram`, :func:`.linalg.cholesky` build wider ones from
+blocks), with any BLAS. Third-party code it calls (RanDumb's model, all
+scikit-learn's) cannot be blocked: :func:`refuse_wide_products` refuses
+it up front, naming the library and the workaround.
+"""
+
+import numbers
+import os
+
+__all__ = ["CRASHING_VERSIONS", "DIRECT_MAX_COLUMNS", "crashing_openblas",
+           "refuse_wide_products"]
+
+# The widest product and Cholesky skcl hands to BLAS / LAPACK whole: every
+# probe at or below it ran (12,000 columns at 1,342 and 2,048 rows; Choleskys
+# of 12,000), with a margin below the narrowest crash (16,384 columns).
+DIRECT_MAX_COLUMNS = 12_000
+# Versions (major.minor.patch) seen to crash; others are taken as sound.
+CRASHING_VERSIONS = ("0.3.30", "0.3.31")
+
+
+def crashing_openblas():
+    """The first loaded OpenBLAS of a crashing version running more than one thread.
+
+    Returns
+    -------
+    dict or None
+        threadpoolctl's description of the library (``version``,
+        ``filepath``, ``num_threads``, ``architecture``), or None when no
+        loaded BLAS is affected.
+    """
+    import numpy  # noqa: F401  (loads numpy's and scipy's OpenBLAS for threadpoolctl)
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    for info in threadpool_info():
+        version = ".".join(str(info.get("version") or "").split(".")[:3])
+        if (info.get("internal_api") == "openblas" and version in CRASHING_VERSIONS
+                and info.get("num_threads", 1) > 1):
+            return info
+    return None
+
+
+def refuse_wide_products(n_columns, what):
+    """Raise before ``what`` hands AᵀA of ``n_columns`` columns to a crashing OpenBLAS.
+
+    Parameters
+    ----------
+    n_columns : int
+        The columns of the widest product or Cholesky ``what`` runs.
+    what : str
+        Who runs it, for the message (e.g. "RanDumbJoint(n_components=25000)").
+
+    Raises
+    ------
+    RuntimeError
+        Above ``DIRECT_MAX_COLUMNS`` columns with a crashing OpenBLAS on
+        more than one thread.
+    """
+    if not isinstance(n_columns, numbers.Integral) or n_columns <= DIRECT_MAX_COLUMNS:
+        return  # a setting of the wrong type is its validator's to refuse
+    info = crashing_openblas()
+    if info is None:
+        return
+    raise RuntimeError(
+        f"{what} runs scikit-learn's products and Choleskys of {n_columns:,} columns, "
+        f"which segfault in the loaded OpenBLAS {info['version']} "
+        f"({os.path.basename(info['filepath'])}, {info['num_threads']} threads) above "
+        f"{DIRECT_MAX_COLUMNS:,} columns. Run it on one BLAS thread "
+        "(OPENBLAS_NUM_THREADS=1 before Python starts, or inside "
+        "threadpoolctl.threadpool_limits(1, user_api='blas')), or with a numpy and "
+        f"SciPy whose OpenBLAS is not {' or '.join(CRASHING_VERSIONS)}.")
