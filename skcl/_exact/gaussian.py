@@ -34,6 +34,7 @@ import numpy as np
 import scipy.linalg
 
 from . import linalg as host_linalg
+from .moments import gram
 
 __all__ = ["FALLBACK_SHRINKAGE", "GaussianFit", "SHRINKAGE_GRID", "fit_gaussian",
            "heldout_log_likelihood", "component_log_likelihoods", "oas_coefficient",
@@ -112,7 +113,8 @@ class GaussianFit(NamedTuple):
     def covariances(self):
         """Σ, or each Σ_g: ndarray of shape (n_features, n_features) or (n_components, …)."""
         def one(factor, triangular):
-            return factor @ factor.T if triangular else np.linalg.inv(factor @ factor.T)
+            product = gram(factor.T)  # F Fᵀ
+            return product if triangular else np.linalg.inv(product)
         if self.shared:
             return one(self.factors, self.triangular)
         return np.array([one(F, t) for F, t in zip(self.factors, self.triangular)])

@@ -41,6 +41,7 @@ from .linalg import (
     band_solve,
     certainly_positive_definite,
 )
+from .moments import gram
 
 __all__ = ["FALLBACK_RELATIVE_ALPHA", "RidgeFit", "RidgeSpectrum", "RELATIVE_ALPHA_GRID",
            "alpha_scale", "class_targets", "fit_from_spectrum", "fit_ridge", "gcv_scores",
@@ -97,7 +98,7 @@ def _centred(moments, targets):
     x_bar = moments.counts @ moments.means / n
     t_bar = moments.counts @ targets / n
     spread = (moments.means - x_bar) * np.sqrt(moments.counts)[:, None]
-    S = spread.T @ spread
+    S = gram(spread)
     S += moments.scatter  # in place: one new D×D array, not two
     C = ((moments.means - x_bar) * moments.counts[:, None]).T @ (targets - t_bar)
     return x_bar, t_bar, S, C
@@ -396,10 +397,10 @@ def heldout_squared_error(train, train_targets, heldout, heldout_targets, alphas
     offsets = heldout.means - x_bar
     residual_targets = heldout_targets - t_bar
     spread = offsets * np.sqrt(heldout.counts)[:, None]
-    A = (heldout.scatter + spread.T @ spread) / unit
+    A = (heldout.scatter + gram(spread)) / unit
     B = (offsets * heldout.counts[:, None]).T @ residual_targets
     Ct, Bt = V.T @ (C / np.sqrt(unit)), V.T @ (B / np.sqrt(unit))
-    AG = (V.T @ A @ V) * (Ct @ Ct.T)
+    AG = (V.T @ A @ V) * gram(Ct.T)
     constant = float(heldout.counts @ (residual_targets**2).sum(1))
     errors = []
     for alpha in np.asarray(alphas, dtype=np.float64) / unit:
