@@ -22,7 +22,10 @@ digits) and the 10,000 test images:
   machine and threads: one product ΦᵀΦ of the 60,000 × M features in the
   update's precision (float64 on the CPU, a task's 12,000 rows at a time,
   each block's added in place) plus one Cholesky of an M × M positive
-  definite matrix (the faster of numpy's and scipy's). ``× floor`` is the
+  definite matrix (the faster of numpy's and scipy's; above
+  ``skcl._exact.linalg.CHOLESKY_MAX_DIRECT``, where their LAPACK crashes
+  in OpenBLAS 0.3.30/0.3.31, skcl's blocked Cholesky, and the product
+  from skcl's blocks: see ``bench_openblas_crash.py``). ``× floor`` is the
   fit's time over it.
 
 FAA is the mean of the five test tasks' accuracies (skcl's
@@ -94,7 +97,10 @@ def _floor(n, m, backend):
     # β = 1, on G's lower triangle, which both Choleskys below read): the
     # floor holds G and one block, not the n × M float64 matrix (12 GB at
     # M = 25,000). Only the products are timed. Wider than OpenBLAS's
-    # threaded syrk survives, skcl's blocked product and an addition.
+    # threaded syrk survives, skcl's blocked product and an addition
+    # (benchmarks/bench_openblas_crash.py maps where it crashes).
+    from skcl._exact.linalg import CHOLESKY_MAX_DIRECT
+    from skcl._exact.linalg import cholesky as blocked_cholesky
     from skcl._exact.moments import _SYRK_MAX_COLUMNS, gram
 
     G = np.zeros((m, m))
@@ -112,10 +118,13 @@ def _floor(n, m, backend):
     del wide
     G[np.diag_indices(m)] += n
     # The faster of numpy's and scipy's (each its own OpenBLAS): 8.3 and 6.1 s
-    # at M = 10,000 on two cores.
+    # at M = 10,000 on two cores. Where their potrf would crash (its
+    # trailing updates are the same threaded syrk), skcl's Cholesky by
+    # block columns, the one the model runs there.
     choleskys = []
-    for cholesky in (np.linalg.cholesky,
-                     lambda A: scipy.linalg.cholesky(A, lower=True, check_finite=False)):
+    direct = (np.linalg.cholesky,
+              lambda A: scipy.linalg.cholesky(A, lower=True, check_finite=False))
+    for cholesky in direct if m <= CHOLESKY_MAX_DIRECT else (blocked_cholesky,):
         tic = time.perf_counter()
         cholesky(G)
         choleskys.append(time.perf_counter() - tic)
@@ -133,9 +142,14 @@ def run_one(model, m, data_dir, backend):
         from sklearn.kernel_approximation import RBFSampler
         from sklearn.pipeline import make_pipeline
 
+        from skcl._exact.openblas import refuse_wide_products
+
         def normalise(X):  # RanDumb's feats/get_feats.py for MNIST
             return (X.astype(np.float32) / 255 - 0.1307) / 0.3081
 
+        # scikit-learn's M-column products would segfault hours in where
+        # the loaded OpenBLAS crashes: refused before the features.
+        refuse_wide_products(m, f"RanDumb's code path at M = {m}")
         tic = time.perf_counter()
         pipe = make_pipeline(
             RBFSampler(gamma="scale", n_components=m, random_state=0),

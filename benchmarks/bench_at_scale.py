@@ -148,8 +148,15 @@ def main():
                  str(m), "--baseline", args.baseline, "--backend", args.backend,
                  "--activation", args.activation,
                  *(["--data-dir", args.data_dir] if args.data_dir else [])],
-                capture_output=True, text=True, check=True,
+                capture_output=True, text=True,
             )
+            if out.returncode:
+                # A refusal (RanDumb's model where OpenBLAS's syrk crashes), a
+                # segfault or the OOM killer (a signal says nothing).
+                why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+                print(f"{sequence.upper()} Split MNIST pixels  {args.baseline:<22} {m:>6} "
+                      f"failed: {why}", flush=True)
+                continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             name = {"none": f"RF ({args.activation}) → least squares",
                     "randumb": "RanDumb (joint bound)",

@@ -57,7 +57,7 @@ from skcl._exact.least_squares import (
     gcv_scores,
     ridge_spectrum,
 )
-from skcl._exact.moments import GroupMoments
+from skcl._exact.moments import GroupMoments, gram
 
 
 def chunk(seed, rows, d, n_classes=10):
@@ -112,7 +112,7 @@ def moments_of_size(d, n_classes=10, seed=0):
     """Class moments whose centred scatter is a well-conditioned D×D matrix."""
     rng = np.random.default_rng(seed)
     low = rng.standard_normal((d, 256)) / 16
-    scatter = low @ low.T
+    scatter = gram(low.T)  # low lowᵀ (numpy's syrk crashes above 16,384: bench_openblas_crash)
     scatter[np.diag_indices(d)] += np.linspace(1.0, 4.0, d)
     scatter *= 1000.0
     means = rng.standard_normal((n_classes, d)) / 10
@@ -190,7 +190,9 @@ def solve_against_cholesky(args):
           f"{host_linalg.BAND_WIDTH} sub-diagonals from "
           f"{found.library if found else 'no LAPACK with dsytrd_sy2sb: tridiagonal only'})\n")
     print("Cholesky: the faster of numpy's and scipy's (each LAPACK potrf of its own OpenBLAS), "
-          "the ratios' unit.\n")
+          "the ratios' unit; above skcl._exact.linalg.CHOLESKY_MAX_DIRECT "
+          f"({host_linalg.CHOLESKY_MAX_DIRECT:,}), where their potrf crashes in OpenBLAS "
+          "0.3.30/0.3.31, skcl's Cholesky by block columns (both columns).\n")
     print("| M | Cholesky (numpy / scipy) | Gaussian before (eigh) | after | after / Cholesky | "
           "least squares before (eigh) | tridiagonal | band (after) | tridiagonal / Cholesky "
           "| band / Cholesky |")
@@ -202,9 +204,12 @@ def solve_against_cholesky(args):
     for m in args.host_sizes:
         moments = moments_of_size(m)
         targets = class_targets(10)
-        by_numpy = _time_once(lambda: np.linalg.cholesky(moments.scatter))
-        by_scipy = _time_once(lambda: scipy.linalg.cholesky(moments.scatter, lower=True,
-                                                            check_finite=False))
+        if m <= host_linalg.CHOLESKY_MAX_DIRECT:
+            by_numpy = _time_once(lambda: np.linalg.cholesky(moments.scatter))
+            by_scipy = _time_once(lambda: scipy.linalg.cholesky(moments.scatter, lower=True,
+                                                                check_finite=False))
+        else:  # their potrf crashes here (bench_openblas_crash.py): skcl's blocked one
+            by_numpy = by_scipy = _time_once(lambda: host_linalg.cholesky(moments.scatter))
         cholesky = min(by_numpy, by_scipy)
         g_before = before(lambda: gaussian_before(moments), m)
         g_after = _time_once(lambda: gaussian_after(moments))
