@@ -3,9 +3,10 @@
 OpenBLAS 0.3.30 (SciPy 1.17's wheel) and 0.3.31 (numpy 2.4's) segfault
 in their threaded syrk (AᵀA, and LAPACK's Cholesky, whose trailing
 updates are that syrk) for wide matrices: on two threads, measured by
-``benchmarks/bench_openblas_crash.py``, from 16,384 columns at 1,342
-rows (15,000 ran), from 20,000 at 256 rows (16,384 ran) and from 30,000
-at 64 rows; Choleskys of 16,384 and more. One thread never crashed.
+``benchmarks/bench_openblas_crash.py``, from 16,384 columns at 1,342 and
+2,048 rows (15,000 and 14,000 ran), from 20,000 at 256 rows (18,000 ran)
+and at 30,000 with as few as 16 rows (25,000 ran); numpy's and scipy's
+Choleskys from 16,384 (14,000 ran). One thread never crashed.
 
 skcl's own products and Choleskys stay below ``DIRECT_MAX_COLUMNS``
 (:func:`.moments.gram`, :func:`.linalg.cholesky` build wider ones from
@@ -21,8 +22,9 @@ __all__ = ["CRASHING_VERSIONS", "DIRECT_MAX_COLUMNS", "crashing_openblas",
            "refuse_wide_products"]
 
 # The widest product and Cholesky skcl hands to BLAS / LAPACK whole: every
-# probe at or below it ran (12,000 columns at 1,342 and 2,048 rows; Choleskys
-# of 12,000), with a margin below the narrowest crash (16,384 columns).
+# probe at or below it ran (12,000 columns at 1,342 and 2,048 rows, 8,192 at
+# up to 12,000; numpy's and scipy's Choleskys of 12,000 and 14,000), with a
+# margin below the narrowest crash (16,384 columns).
 DIRECT_MAX_COLUMNS = 12_000
 # Versions (major.minor.patch) seen to crash; others are taken as sound.
 CRASHING_VERSIONS = ("0.3.30", "0.3.31")
