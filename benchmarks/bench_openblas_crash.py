@@ -25,6 +25,11 @@ definite matrix):
   (in place); rows do not apply. ``skcl_blocked_cholesky`` is skcl's
   Cholesky by block columns at any order (skcl takes it above
   ``DIRECT_MAX_COLUMNS``), to time it against LAPACK's.
+* ``library_syrk`` / ``library_potrf``: ``cblas_dsyrk`` (as numpy calls it
+  for ``A.T @ A``) and LAPACKE's ``dpotrf`` of another OpenBLAS through
+  ctypes: ``--library`` names the ``libscipy_openblas64_.so`` of an
+  unpacked scipy-openblas64 wheel (``pip download scipy-openblas64==V``),
+  to try a release without installing it.
 
 The default grid took about 35 minutes on two cores shared with a load
 near 15 (a crash ends a probe early; a probe that runs pays the whole
@@ -60,6 +65,12 @@ _SETUP = {
         "G[np.diag_indices({columns})] += {columns}\n"
     ),
 }
+_LIBRARY = (
+    "import os; from ctypes import CDLL, POINTER, c_char, c_double, c_int, c_int64 as I\n"
+    "lib = CDLL(os.environ['PROBE_LIBRARY'])\n"
+    "lib.scipy_openblas_set_num_threads64_(c_int(int(os.environ['OPENBLAS_NUM_THREADS'])))\n"
+    "def ptr(a): return a.ctypes.data_as(POINTER(c_double))\n"
+)
 _OPERATIONS = {
     "numpy_syrk": ("product", "A.T @ A"),
     "scipy_dsyrk": ("product", "import scipy.linalg.blas as b; b.dsyrk(1.0, A.T, lower=1)"),
@@ -72,6 +83,13 @@ _OPERATIONS = {
                                    "check_finite=False)"),
     "skcl_cholesky": ("cholesky", "from skcl._exact.linalg import cholesky; "
                                   "cholesky(G, overwrite=True)"),
+    # Another OpenBLAS (--library: a scipy-openblas64 wheel's, unpacked),
+    # through ctypes, as numpy calls it: cblas_dsyrk on row-major A, potrf.
+    "library_syrk": ("product", _LIBRARY + "lib.scipy_cblas_dsyrk64_(c_int(101), c_int(121), "
+                     "c_int(112), I({columns}), I({rows}), c_double(1.0), ptr(A), I({columns}), "
+                     "c_double(0.0), ptr(np.empty(({columns}, {columns}))), I({columns}))"),
+    "library_potrf": ("cholesky", _LIBRARY + "assert not lib.scipy_LAPACKE_dpotrf64_(c_int(102), "
+                      "c_char(b'L'), I({columns}), ptr(G), I({columns}))"),
     # skcl's blocked Cholesky at any order, to time it against LAPACK's
     "skcl_blocked_cholesky": ("cholesky", "from skcl._exact.linalg import "
                                           "_left_looking_cholesky as f; f(G.T)"),
@@ -110,9 +128,10 @@ _DEFAULT = [
 def probe_code(op, columns, rows):
     """The child's program for one probe."""
     kind, call = _OPERATIONS[op]
-    return (_SETUP[kind].format(rows=rows, columns=columns)
-            + "import time\ntic = time.perf_counter()\n" + call
-            + "\nprint(time.perf_counter() - tic)\n")
+    preamble, _, call = call.rpartition("\n")  # a library's loading is not timed
+    return (_SETUP[kind].format(rows=rows, columns=columns) + preamble
+            + "\nimport time\ntic = time.perf_counter()\n"
+            + call.format(rows=rows, columns=columns) + "\nprint(time.perf_counter() - tic)\n")
 
 
 def gigabytes(op, columns, rows):
@@ -123,9 +142,11 @@ def gigabytes(op, columns, rows):
     return square * (2 if op == "numpy_cholesky" else 1)  # numpy's returns a new array
 
 
-def run_probe(op, columns, rows, threads, timeout):
+def run_probe(op, columns, rows, threads, timeout, library=None):
     """(outcome, seconds): outcome 'ok', 'SIGSEGV', 'timeout' or another failure."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), PYTHONPATH=ROOT)
+    if library:
+        env["PROBE_LIBRARY"] = library
     tic = time.perf_counter()
     try:
         out = subprocess.run([sys.executable, "-c", probe_code(op, columns, rows)], env=env,
@@ -171,6 +192,8 @@ def main():
     parser.add_argument("--max-gb", type=float, default=12.0,
                         help="skip probes estimated above this many GB (default 12)")
     parser.add_argument("--csv", help="also write the table to this CSV file")
+    parser.add_argument("--library", help="the libscipy_openblas64_.so of a scipy-openblas64 "
+                        "wheel, for the library_syrk and library_potrf probes")
     args = parser.parse_args()
     probes = _DEFAULT
     if args.probe:
@@ -181,7 +204,9 @@ def main():
                 parser.error(f"unknown operation {op!r}; one of {sorted(_OPERATIONS)}")
             probes.append((op, int(columns), int(rows), int(threads)))
     print(header(), flush=True)
-    print(f"{'operation':<15} {'columns':>7} {'rows':>6} {'threads':>7} {'GB':>5} "
+    if args.library:
+        print(f"# --library {args.library}", flush=True)
+    print(f"{'operation':<21} {'columns':>7} {'rows':>6} {'threads':>7} {'GB':>5} "
           f"{'outcome':<8} {'s':>7}", flush=True)
     table = []
     for op, columns, rows, threads in probes:
@@ -189,9 +214,9 @@ def main():
         if size > args.max_gb:
             outcome, seconds = f"skipped (> {args.max_gb:g} GB)", 0.0
         else:
-            outcome, seconds = run_probe(op, columns, rows, threads, args.timeout)
+            outcome, seconds = run_probe(op, columns, rows, threads, args.timeout, args.library)
         shown_rows = rows if _OPERATIONS[op][0] == "product" else "-"
-        print(f"{op:<15} {columns:>7} {shown_rows:>6} {threads:>7} {size:>5.1f} "
+        print(f"{op:<21} {columns:>7} {shown_rows:>6} {threads:>7} {size:>5.1f} "
               f"{outcome:<8} {seconds:>7.1f}", flush=True)
         table.append((op, columns, shown_rows, threads, round(size, 2), outcome,
                       round(seconds, 2)))
