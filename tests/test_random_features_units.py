@@ -168,6 +168,46 @@ def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkey
     assert features.weights_.shape == (64, 1000)
 
 
+# ------------------------------------------------------------ settings fixed at fit (issue 50, item 9)
+
+@pytest.mark.parametrize("fitted, changed", [("cos", "relu"), ("relu", "cos"), ("cos", "tanh")])
+def test_set_params_after_fit_keeps_the_fitted_activation(digits, fitted, changed):
+    # W and b were drawn for g = `fitted` (cos's uniform bias, relu's
+    # normal one): changing `activation` afterwards acts at the next fit,
+    # as scikit-learn's settings do; the fitted map stays g(xW + b).
+    X = digits[0][:60]
+    features = RandomFeatures(80, activation=fitted, dtype="float64", random_state=0).fit(X)
+    before = features.transform(X)
+    Z = ((X - features.input_centre_) / features.input_spread_) @ features.weights_ \
+        + features.bias_
+    np.testing.assert_allclose(before, ACTIVATIONS[fitted](Z), rtol=1e-12, atol=1e-12)
+    features.set_params(activation=changed)
+    assert features.activation_ == fitted
+    np.testing.assert_array_equal(features.transform(X), before)
+    refit = features.fit(X)
+    assert refit.activation_ == changed
+    np.testing.assert_array_equal(
+        refit.transform(X),
+        RandomFeatures(80, activation=changed, dtype="float64", random_state=0).fit(X)
+        .transform(X))
+
+
+def test_a_bogus_activation_after_fit_is_refused_at_the_next_fit(digits):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X = digits[0][:60]
+    features = RandomFeatures(40, random_state=0).fit(X)
+    before = features.transform(X)
+    features.set_params(activation="bogus")
+    # The fitted map does not read the setting (no KeyError at transform) ...
+    np.testing.assert_array_equal(features.transform(X), before)
+    # ... and the fit that would act on it refuses it clearly, keeping the model.
+    with pytest.raises(InvalidParameterError, match="'activation' parameter.*'bogus'"):
+        features.fit(X)
+    assert features.activation_ == "cos"
+    np.testing.assert_array_equal(features.transform(X), before)
+
+
 # ------------------------------------------------------------ backend_
 
 @pytest.mark.parametrize("backend, expected", [("numpy", "numpy"), ("jax", "jax")])

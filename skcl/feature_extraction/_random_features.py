@@ -120,6 +120,9 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         μ (0 with a numeric ``scale``).
     input_spread_ : float
         σ (1 with a numeric ``scale``).
+    activation_ : {"cos", "relu", "tanh"}
+        g, fixed at ``fit`` with W and b: ``set_params(activation=...)``
+        acts at the next ``fit``, as every setting does.
     backend_ : {"numpy", "jax"}
         The backend that computes the features (``backend`` resolved),
         as the exact classifiers name theirs.
@@ -265,6 +268,9 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self.weights_ = weights
         self.bias_ = bias.astype(dtype)
         self.input_centre_, self.input_spread_ = float(centre), float(spread)
+        # g is part of the fitted map, as W and b are: a later
+        # set_params(activation=...) acts at the next fit, not on these draws.
+        self.activation_ = self.activation
         self.backend_ = backend
         self._n_features_out = k
         return self
@@ -300,7 +306,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32])
         return features(X, self.weights_, self.bias_, self.input_centre_, self.input_spread_,
-                        self.activation, self.backend_)
+                        self.activation_, self.backend_)
 
     def _transform_dask(self, X):
         """φ(X) of a Dask array: one task per block of rows, W and b shipped once."""
@@ -327,7 +333,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         return da.blockwise(
             _dask_block, "ij", X, "ik", W, "kj", b, "j", dtype=dtype, concatenate=True,
             meta=np.empty((0, 0), dtype=dtype), centre=self.input_centre_,
-            spread=self.input_spread_, activation=self.activation, backend=self.backend_,
+            spread=self.input_spread_, activation=self.activation_, backend=self.backend_,
         )
 
     def __sklearn_tags__(self):
