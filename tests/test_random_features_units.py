@@ -168,7 +168,7 @@ def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkey
     assert features.weights_.shape == (64, 1000)
 
 
-# ------------------------------------------------------------ settings fixed at fit (issue 50, item 9)
+# ------------------------------------------------------------ fixed at fit (issue 50, item 9)
 
 @pytest.mark.parametrize("fitted, changed", [("cos", "relu"), ("relu", "cos"), ("cos", "tanh")])
 def test_set_params_after_fit_keeps_the_fitted_activation(digits, fitted, changed):
