@@ -5,6 +5,9 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.datasets import load_digits
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -128,6 +131,62 @@ def test_inputs_whose_preactivations_overflow_are_refused(digits, activation, dt
     # Fitted on the large rows, scale="auto" reads their units: finite features.
     assert np.isfinite(RandomFeatures(50, activation=activation, dtype=dtype, random_state=0)
                        .fit(X * big).transform(X * big)).all()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("activation", ["relu", "cos"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_near_the_float64_limit_give_their_standardised_features(activation, dtype,
+                                                                      backend):
+    # Rows spanning ±1.7e308 standardise to values of a few units (x − μ
+    # alone would overflow): their features are those of the same rows in
+    # units 1e300 smaller, dense or sparse, on the host or the device
+    # (issue 50, item 14: they were refused as "could reach inf").
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 6)) * 1.7e308
+    X[0, 0], X[1, 0] = 1.7e308, -1.7e308
+    features = RandomFeatures(60, activation=activation, dtype=dtype, backend=backend,
+                              random_state=0).fit(X)
+    halves = (X / 2 - features.input_centre_ / 2) / (features.input_spread_ / 2)
+    assert np.abs(halves).max() < 3
+    out = features.transform(X)
+    assert np.isfinite(out).all()
+    small = RandomFeatures(60, activation=activation, dtype=dtype, backend=backend,
+                           random_state=0).fit(X / 1e300)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out, small.transform(X / 1e300), rtol=tol, atol=tol)
+    np.testing.assert_allclose(features.transform(sp.csr_matrix(X)), out, rtol=tol, atol=tol)
+    # What truly overflows is still refused: rows of 1e308 standardised units.
+    unit = RandomFeatures(60, activation=activation, dtype=dtype, backend=backend,
+                          random_state=0).fit(X / 1e308)
+    with pytest.raises(ValueError, match="overflow"):
+        unit.transform(X)
+
+
+_EVERY_FLOAT64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(data=st.data(), activation=st.sampled_from(["relu", "cos", "tanh"]),
+       dtype=st.sampled_from(["float32", "float64"]))
+def test_any_finite_rows_give_finite_features_or_a_clear_error(data, activation, dtype):
+    # Rows drawn across float64's whole range (subnormals, ±1.8e308, mixed
+    # magnitudes): a model's own training rows always map to finite
+    # features; other rows give finite features or the overflow ValueError,
+    # never NaN, inf or another error.
+    shape = st.tuples(st.integers(2, 6), st.integers(1, 4))
+    X = data.draw(arrays(np.float64, shape, elements=_EVERY_FLOAT64), label="X")
+    features = RandomFeatures(16, activation=activation, dtype=dtype, backend="numpy",
+                              random_state=0).fit(X)
+    assert np.isfinite(features.transform(X)).all()
+    assert np.isfinite(features.transform(sp.csr_matrix(X))).all()
+    other = data.draw(arrays(np.float64, (3, X.shape[1]), elements=_EVERY_FLOAT64),
+                      label="other rows")
+    try:
+        out = features.transform(other)
+    except ValueError as error:
+        assert "RandomFeatures: the pre-activations" in str(error) and "overflow" in str(error)
+    else:
+        assert np.isfinite(out).all()
 
 
 def test_a_pipeline_names_the_features_not_the_classifier(digits):

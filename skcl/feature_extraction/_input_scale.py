@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["centre_and_spread", "check_machine_memory", "check_preactivations",
-           "dense_row_blocks", "machine_memory"]
+           "dense_row_blocks", "machine_memory", "standardised"]
 
 
 def dense_row_blocks(X, rows):
@@ -40,6 +40,41 @@ def dense_row_blocks(X, rows):
         block = X[start:start + rows]
         yield block.toarray().astype(np.float64, copy=False) if sp.issparse(block) else \
             np.asarray(block, dtype=np.float64)
+
+
+def standardised(block, centre, spread):
+    """(x − μ)/σ of dense rows in float64, without overflow where the result is finite.
+
+    x − μ alone may overflow where (x − μ)/σ does not (rows spanning
+    ±1.7e308 have σ near 1e308 and standardised values near 1): then the
+    halves x/2 − μ/2 and σ/2 give the same quotient, exact for every
+    normal x. A value beyond float64 even after scaling comes back inf,
+    for :func:`check_preactivations` to refuse.
+
+    Parameters
+    ----------
+    block : ndarray of shape (n_samples, n_features)
+        Finite rows.
+    centre, spread : float
+        μ and σ (> 0).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+        A new array, except for μ = 0 and σ = 1 where a float64 ``block``
+        comes back as it is.
+    """
+    X = np.asarray(block, dtype=np.float64)
+    if (centre, spread) == (0.0, 1.0):
+        return X
+    with np.errstate(over="ignore"):
+        Z = X - centre
+        if np.isfinite(Z).all():
+            Z /= spread
+        else:
+            Z = X / 2 - centre / 2
+            Z /= spread / 2
+    return Z
 
 
 def centre_and_spread(X, rows):
@@ -122,7 +157,8 @@ def check_preactivations(X, weights, bias, centre, spread, rows):
         return
     largest = float(np.finfo(weights.dtype).max)
     with np.errstate(over="ignore", invalid="ignore"):
-        norm = max(float(np.abs((b - centre) / spread).sum(axis=1).max())
+        # On the standardised rows, which stay finite where x − μ would not.
+        norm = max(float(np.abs(standardised(b, centre, spread)).sum(axis=1).max())
                    for b in dense_row_blocks(X, rows))
         bound = norm * float(np.abs(weights).max()) + float(np.abs(bias).max())
     if not bound <= largest:

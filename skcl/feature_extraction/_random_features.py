@@ -43,6 +43,7 @@ from ._input_scale import (
     centre_and_spread,
     check_machine_memory,
     check_preactivations,
+    standardised,
 )
 
 __all__ = ["RandomFeatures", "transform_memory_bytes"]
@@ -140,9 +141,10 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     float64) by a block of rows (at most 32 MB of pre-activations) at a
     time, so its memory beyond the n × M output and W is bounded
     whatever n and M (``transform_memory_bytes`` in this module). Dense
-    rows are centred and scaled a block at a time in float64; for sparse
-    rows μ and σ are folded into each block of W and b instead (W/σ and
-    b − μ·1ᵀW/σ), so that they stay sparse. Sparse
+    rows are centred and scaled a block at a time in float64, without
+    overflow where (x − μ)/σ is finite (rows spanning ±1.7e308 included);
+    sparse rows are scaled, x/σ, and μ folded into each block of b
+    instead (b − (μ/σ)·1ᵀW), so that they stay sparse. Sparse
     rows are multiplied as they are (scipy's CSR product, O(nnz·M)),
     never made dense on the host; they give the dense rows' features up
     to the rounding of another order of the same sums (≤ 1e-15 relative
@@ -389,9 +391,11 @@ def features(X, weights, bias, centre, spread, activation, backend):
     if backend == "jax":
         from .._exact.device import random_features_on_device
 
-        W, b = _folded(weights, bias, centre, spread, slice(None))
-        return random_features_on_device(X, W.astype(dtype), b.astype(dtype), activation,
-                                         _BLOCK_VALUES)
+        # The device gets standardised rows (made dense a block at a time on
+        # the host, as it makes sparse ones): folding σ ≈ 1e308 into W would
+        # underflow in float32, and such rows would overflow it.
+        rows = X if (centre, spread) == (0.0, 1.0) else _StandardisedRows(X, centre, spread)
+        return random_features_on_device(rows, weights, bias, activation, _BLOCK_VALUES)
     out = np.empty((n, k), dtype=dtype)
     columns = max(1, min(k, _WEIGHT_VALUES // max(d, 1)))
     rows = max(1, _BLOCK_VALUES // columns)
@@ -400,19 +404,21 @@ def features(X, weights, bias, centre, spread, activation, backend):
         # float32 GEMM may round a row differently with its position in
         # the batch, and a row's features should not depend on its
         # neighbours.
-        # Sparse rows stay sparse: μ and σ folded into W and b. Dense rows
-        # are centred first, which keeps the digits that folding a large
-        # offset (|μ| ≫ σ) would cancel.
-        W, b = _folded(weights, bias, centre, spread, slice(c, c + columns),
-                       fold=sp.issparse(X))
+        W = weights[:, c:c + columns].astype(np.float64)
+        b = bias[c:c + columns].astype(np.float64)
+        if sp.issparse(X) and centre != 0.0:
+            # Sparse rows stay sparse: x/σ, and μ folded into b, b − (μ/σ)·1ᵀW
+            # (digits lost in proportion to |μ|/σ, 0.4 for pixels). Dense rows
+            # are centred first, which keeps them.
+            b -= (centre / spread) * W.sum(axis=0)
         for r in range(0, n, rows):
             block = X[r:r + rows]
             if sp.issparse(block):
                 block = block.astype(np.float64)
-            elif (centre, spread) == (0.0, 1.0):
-                block = np.asarray(block, dtype=np.float64)
+                if spread != 1.0:
+                    block.data /= spread
             else:
-                block = (np.asarray(block, dtype=np.float64) - centre) / spread
+                block = standardised(block, centre, spread)
             Z = np.asarray(block @ W)
             Z += b
             out[r:r + rows, c:c + columns] = _ACTIVATIONS[activation](Z)
@@ -420,21 +426,17 @@ def features(X, weights, bias, centre, spread, activation, backend):
     return out
 
 
-def _folded(weights, bias, centre, spread, columns, fold=True):
-    """W/σ and b − μ·1ᵀW/σ of some columns, in float64: ((x − μ)/σ) W + b = x W' + b'.
+class _StandardisedRows:
+    """X's rows as (x − μ)/σ, dense float64, read a block (a slice of rows) at a time."""
 
-    Exact but for the cancellation of x W' against μ·1ᵀW' (digits lost in
-    proportion to |μ|/σ, 0.4 for pixels); W and b as they are when not ``fold``.
-    """
-    W = weights[:, columns].astype(np.float64)
-    b = bias[columns].astype(np.float64)
-    if not fold:
-        return W, b
-    if spread != 1.0:
-        W /= spread
-    if centre != 0.0:
-        b -= centre * W.sum(axis=0)
-    return W, b
+    def __init__(self, X, centre, spread):
+        self.X, self.centre, self.spread = X, centre, spread
+        self.shape = X.shape
+
+    def __getitem__(self, rows):
+        block = self.X[rows]
+        return standardised(block.toarray() if sp.issparse(block) else block,
+                            self.centre, self.spread)
 
 
 def transform_memory_bytes(n_samples, n_features, n_components, dtype="float32"):
