@@ -323,6 +323,13 @@ def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits):
     assert lazy.input_centre_ == pytest.approx(memory.input_centre_, rel=1e-12)
     assert lazy.input_spread_ == pytest.approx(memory.input_spread_, rel=1e-12)
     np.testing.assert_array_equal(lazy.weights_, memory.weights_)
+    # The rule of scale="auto" reads the same fraction of nonzero entries.
+    rows = np.zeros((40, 64))
+    rows[np.arange(40), np.arange(40) % 64] = 1.0  # 1.6 % nonzero, as hashed text
+    sparse_memory = RandomFeatures(50, random_state=0).fit(rows)
+    sparse_lazy = RandomFeatures(50, random_state=0).fit(da.from_array(rows, chunks=(16, 64)))
+    assert sparse_lazy.scale_ == sparse_memory.scale_ == 0.1
+    np.testing.assert_array_equal(sparse_lazy.weights_, sparse_memory.weights_)
 
 
 def test_a_dask_block_with_nan_is_refused_when_computed(digits):

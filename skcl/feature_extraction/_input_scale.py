@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["centre_and_spread", "check_machine_memory", "check_preactivations",
-           "dense_row_blocks", "machine_memory", "standardised"]
+           "dense_row_blocks", "machine_memory", "nonzero_fraction", "standardised"]
 
 
 def dense_row_blocks(X, rows):
@@ -121,6 +121,30 @@ def centre_and_spread(X, rows):
                        for b in dense_row_blocks(X, rows)) / (n * d)
     spread = top * np.sqrt(variance)
     return top * mean, (float(spread) if spread > 0 else 1.0)
+
+
+def nonzero_fraction(X, rows):
+    """The fraction of X's entries that are not zero (explicit zeros of a sparse X are zeros).
+
+    Parameters
+    ----------
+    X : ndarray, scipy CSR matrix or dask array of shape (n_samples, n_features)
+    rows : int
+        Rows per block of a dense in-memory X.
+
+    Returns
+    -------
+    float
+        In [0, 1]; hashed or bag-of-words text is near 0.01, pixels near 0.2.
+    """
+    n, d = X.shape
+    if n * d == 0:
+        return 0.0
+    if hasattr(X, "dask"):
+        return float((X != 0).mean().compute())
+    if sp.issparse(X):
+        return np.count_nonzero(X.data) / (n * d)
+    return sum(np.count_nonzero(X[a:a + rows]) for a in range(0, n, max(1, int(rows)))) / (n * d)
 
 
 def _check_finite(top):

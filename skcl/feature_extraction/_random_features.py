@@ -43,6 +43,7 @@ from ._input_scale import (
     centre_and_spread,
     check_machine_memory,
     check_preactivations,
+    nonzero_fraction,
     standardised,
 )
 
@@ -63,6 +64,14 @@ _ACTIVATIONS = {
 # 1, and √2 for "cos", where W ~ N(0, 2/(Dσ²)) is RBFSampler(gamma="scale")'s.
 _AUTO_SCALE = {"relu": 1.0, "tanh": 1.0, "cos": float(np.sqrt(2.0))}
 
+# Rows with at most this fraction of nonzero entries (hashed or
+# bag-of-words text: about 0.01; pixels: 0.17 to 0.5; tabular: 1) get
+# nearly linear random Fourier features, s = 0.1 (γ = 0.005/(Dσ²)): on
+# hashed text streams FAA rose as s fell from √2 to 0.1, where on MNIST
+# pixels it fell below 0.7 (benchmarks/bench_random_features_defaults.py).
+_SPARSE_ROWS = 0.05
+_AUTO_SCALE_SPARSE_COS = 0.1
+
 # A normal draw beyond 8 standard deviations has probability 1e-15: a
 # scale above the dtype's largest value / 8 would put inf in W or b.
 _DRAW_BOUND = 8.0
@@ -80,7 +89,8 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         features of the RBF kernel exp(−γ‖x − x'‖²), scikit-learn's
         ``RBFSampler`` up to its √(2/n_components) factor (RanDumb's
         features): with ``scale="auto"``, γ = 1/(D σ²), ``RBFSampler(
-        gamma="scale")``'s; with a number, γ = scale²/(2D).
+        gamma="scale")``'s (γ = 0.005/(D σ²) on sparse rows); with a
+        number, γ = scale²/(2D).
     scale : "auto" or float, default="auto"
         s, the spread of the pre-activations. W's entries are
         N(0, s²/D), D = ``n_features_in_``, and b ~ N(0, s²) for
@@ -93,6 +103,12 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
           feature), and s = 1 (√2 for ``"cos"``). A scalar affine change
           of the input (raw uint8 pixels, pixels / 255, standardised
           pixels) then gives the same features up to rounding.
+          For ``"cos"``, rows of which at most 5 % of the entries are
+          nonzero (hashed or bag-of-words text; pixels are 17 % or more)
+          get s = 0.1 instead: nearly linear features, which learned
+          hashed text streams where √2 lost them (issue 50). Whether a
+          row is zero is read as the rows are given, dense or sparse
+          alike (a scalar offset makes sparse rows dense).
         - a float: μ = 0 and σ = 1; a row of typical norm √D gets
           pre-activations of spread ``scale``, so standardise the inputs
           (or choose ``scale``) so that this holds.
@@ -121,6 +137,8 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         μ (0 with a numeric ``scale``).
     input_spread_ : float
         σ (1 with a numeric ``scale``).
+    scale_ : float
+        s, ``scale`` resolved (the rule of ``"auto"`` applied).
     activation_ : {"cos", "relu", "tanh"}
         g, fixed at ``fit`` with W and b: ``set_params(activation=...)``
         acts at the next ``fit``, as every setting does.
@@ -242,8 +260,11 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                 f"or scale='auto', which reads the inputs' units."
             )
         if self.scale == "auto":
-            centre, spread = centre_and_spread(X, max(1, _BLOCK_VALUES // max(d, 1)))
+            rows = max(1, _BLOCK_VALUES // max(d, 1))
+            centre, spread = centre_and_spread(X, rows)
             scale = _AUTO_SCALE[self.activation]
+            if self.activation == "cos" and nonzero_fraction(X, rows) <= _SPARSE_ROWS:
+                scale = _AUTO_SCALE_SPARSE_COS
         else:
             centre, spread, scale = 0.0, 1.0, float(self.scale)
         backend = resolve_backend(self.backend)
@@ -273,6 +294,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         # g is part of the fitted map, as W and b are: a later
         # set_params(activation=...) acts at the next fit, not on these draws.
         self.activation_ = self.activation
+        self.scale_ = scale
         self.backend_ = backend
         self._n_features_out = k
         return self
