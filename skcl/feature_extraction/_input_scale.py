@@ -12,7 +12,11 @@ units and finite whatever its size:
   before any product, inputs whose pre-activations would overflow the
   features' dtype;
 - :func:`check_machine_memory`: refuses an allocation beyond the machine's
-  physical memory before it is tried.
+  physical memory before it is tried;
+
+and :func:`nonzero_fraction`, which tells sparse rows (hashed text) from
+pixels and tabular rows for ``scale="auto"``'s rule, and
+:func:`standardised`, (x − μ)/σ without overflow.
 """
 
 import os

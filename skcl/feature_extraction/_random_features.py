@@ -66,11 +66,11 @@ _AUTO_SCALE = {"relu": 1.0, "tanh": 1.0, "cos": float(np.sqrt(2.0))}
 
 # Rows with at most this fraction of nonzero entries (hashed or
 # bag-of-words text: about 0.01; pixels: 0.17 to 0.5; tabular: 1) get
-# nearly linear random Fourier features, s = 0.1 (γ = 0.005/(Dσ²)): on
-# hashed text streams FAA rose as s fell from √2 to 0.1, where on MNIST
-# pixels it fell below 0.7 (benchmarks/bench_random_features_defaults.py).
+# nearly linear random Fourier features, s = 0.3 (γ = 0.045/(Dσ²)): on
+# hashed text FAA rose as s fell from √2 to 0.3, where on MNIST pixels it
+# fell below 0.7 (benchmarks/bench_random_features_defaults.py).
 _SPARSE_ROWS = 0.05
-_AUTO_SCALE_SPARSE_COS = 0.1
+_AUTO_SCALE_SPARSE_COS = 0.3
 
 # A normal draw beyond 8 standard deviations has probability 1e-15: a
 # scale above the dtype's largest value / 8 would put inf in W or b.
@@ -89,7 +89,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         features of the RBF kernel exp(−γ‖x − x'‖²), scikit-learn's
         ``RBFSampler`` up to its √(2/n_components) factor (RanDumb's
         features): with ``scale="auto"``, γ = 1/(D σ²), ``RBFSampler(
-        gamma="scale")``'s (γ = 0.005/(D σ²) on sparse rows); with a
+        gamma="scale")``'s (γ = 0.045/(D σ²) on sparse rows); with a
         number, γ = scale²/(2D).
     scale : "auto" or float, default="auto"
         s, the spread of the pre-activations. W's entries are
@@ -105,7 +105,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
           pixels) then gives the same features up to rounding.
           For ``"cos"``, rows of which at most 5 % of the entries are
           nonzero (hashed or bag-of-words text; pixels are 17 % or more)
-          get s = 0.1 instead: nearly linear features, which learned
+          get s = 0.3 instead: nearly linear features, which learned
           hashed text streams where √2 lost them (issue 50). Whether a
           row is zero is read as the rows are given, dense or sparse
           alike (a scalar offset makes sparse rows dense).
