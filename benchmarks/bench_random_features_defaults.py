@@ -51,9 +51,10 @@ Run::
     SKCL_DATA_DIR=../shared/data PYTHONPATH=. nice -n 10 \
         python benchmarks/bench_random_features_defaults.py
 
-(about 3 minutes on 2 shared cores at the defaults, M = 500 and 2,000
-MNIST images a task; ``--components 2000`` for RanDumb's size). The table
-is in ``docs/user_guide/at_scale.rst``.
+(at the defaults, M = 500 and 2,000 MNIST images a task: about 65 s of
+CPU, 290–345 s of wall time on 2 cores shared with other work;
+``--components 2000`` for RanDumb's size). The table is in
+``docs/user_guide/at_scale.rst``.
 """
 
 import argparse
