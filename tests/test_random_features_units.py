@@ -5,6 +5,9 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.datasets import load_digits
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -130,6 +133,62 @@ def test_inputs_whose_preactivations_overflow_are_refused(digits, activation, dt
                        .fit(X * big).transform(X * big)).all()
 
 
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("activation", ["relu", "cos"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rows_near_the_float64_limit_give_their_standardised_features(activation, dtype,
+                                                                      backend):
+    # Rows spanning ±1.7e308 standardise to values of a few units (x − μ
+    # alone would overflow): their features are those of the same rows in
+    # units 1e300 smaller, dense or sparse, on the host or the device
+    # (issue 50, item 14: they were refused as "could reach inf").
+    X = np.random.default_rng(0).uniform(-1, 1, (30, 6)) * 1.7e308
+    X[0, 0], X[1, 0] = 1.7e308, -1.7e308
+    features = RandomFeatures(60, activation=activation, dtype=dtype, backend=backend,
+                              random_state=0).fit(X)
+    halves = (X / 2 - features.input_centre_ / 2) / (features.input_spread_ / 2)
+    assert np.abs(halves).max() < 3
+    out = features.transform(X)
+    assert np.isfinite(out).all()
+    small = RandomFeatures(60, activation=activation, dtype=dtype, backend=backend,
+                           random_state=0).fit(X / 1e300)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out, small.transform(X / 1e300), rtol=tol, atol=tol)
+    np.testing.assert_allclose(features.transform(sp.csr_matrix(X)), out, rtol=tol, atol=tol)
+    # What truly overflows is still refused: rows of 1e308 standardised units.
+    unit = RandomFeatures(60, activation=activation, dtype=dtype, backend=backend,
+                          random_state=0).fit(X / 1e308)
+    with pytest.raises(ValueError, match="overflow"):
+        unit.transform(X)
+
+
+_EVERY_FLOAT64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(data=st.data(), activation=st.sampled_from(["relu", "cos", "tanh"]),
+       dtype=st.sampled_from(["float32", "float64"]))
+def test_any_finite_rows_give_finite_features_or_a_clear_error(data, activation, dtype):
+    # Rows drawn across float64's whole range (subnormals, ±1.8e308, mixed
+    # magnitudes): a model's own training rows always map to finite
+    # features; other rows give finite features or the overflow ValueError,
+    # never NaN, inf or another error.
+    shape = st.tuples(st.integers(2, 6), st.integers(1, 4))
+    X = data.draw(arrays(np.float64, shape, elements=_EVERY_FLOAT64), label="X")
+    features = RandomFeatures(16, activation=activation, dtype=dtype, backend="numpy",
+                              random_state=0).fit(X)
+    assert np.isfinite(features.transform(X)).all()
+    assert np.isfinite(features.transform(sp.csr_matrix(X))).all()
+    other = data.draw(arrays(np.float64, (3, X.shape[1]), elements=_EVERY_FLOAT64),
+                      label="other rows")
+    try:
+        out = features.transform(other)
+    except ValueError as error:
+        assert "RandomFeatures: the pre-activations" in str(error) and "overflow" in str(error)
+    else:
+        assert np.isfinite(out).all()
+
+
 def test_a_pipeline_names_the_features_not_the_classifier(digits):
     X, y = digits
     pipe = make_pipeline(RandomFeatures(50, scale=1.0, random_state=0),
@@ -166,6 +225,46 @@ def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkey
     with pytest.raises(MemoryError):
         features.set_params(n_components=10**6).fit(X)
     assert features.weights_.shape == (64, 1000)
+
+
+# ------------------------------------------------------------ fixed at fit (issue 50, item 9)
+
+@pytest.mark.parametrize("fitted, changed", [("cos", "relu"), ("relu", "cos"), ("cos", "tanh")])
+def test_set_params_after_fit_keeps_the_fitted_activation(digits, fitted, changed):
+    # W and b were drawn for g = `fitted` (cos's uniform bias, relu's
+    # normal one): changing `activation` afterwards acts at the next fit,
+    # as scikit-learn's settings do; the fitted map stays g(xW + b).
+    X = digits[0][:60]
+    features = RandomFeatures(80, activation=fitted, dtype="float64", random_state=0).fit(X)
+    before = features.transform(X)
+    Z = ((X - features.input_centre_) / features.input_spread_) @ features.weights_ \
+        + features.bias_
+    np.testing.assert_allclose(before, ACTIVATIONS[fitted](Z), rtol=1e-12, atol=1e-12)
+    features.set_params(activation=changed)
+    assert features.activation_ == fitted
+    np.testing.assert_array_equal(features.transform(X), before)
+    refit = features.fit(X)
+    assert refit.activation_ == changed
+    np.testing.assert_array_equal(
+        refit.transform(X),
+        RandomFeatures(80, activation=changed, dtype="float64", random_state=0).fit(X)
+        .transform(X))
+
+
+def test_a_bogus_activation_after_fit_is_refused_at_the_next_fit(digits):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X = digits[0][:60]
+    features = RandomFeatures(40, random_state=0).fit(X)
+    before = features.transform(X)
+    features.set_params(activation="bogus")
+    # The fitted map does not read the setting (no KeyError at transform) ...
+    np.testing.assert_array_equal(features.transform(X), before)
+    # ... and the fit that would act on it refuses it clearly, keeping the model.
+    with pytest.raises(InvalidParameterError, match="'activation' parameter.*'bogus'"):
+        features.fit(X)
+    assert features.activation_ == "cos"
+    np.testing.assert_array_equal(features.transform(X), before)
 
 
 # ------------------------------------------------------------ backend_
@@ -224,6 +323,13 @@ def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits):
     assert lazy.input_centre_ == pytest.approx(memory.input_centre_, rel=1e-12)
     assert lazy.input_spread_ == pytest.approx(memory.input_spread_, rel=1e-12)
     np.testing.assert_array_equal(lazy.weights_, memory.weights_)
+    # The rule of scale="auto" reads the same fraction of nonzero entries.
+    rows = np.zeros((40, 64))
+    rows[np.arange(40), np.arange(40) % 64] = 1.0  # 1.6 % nonzero, as hashed text
+    sparse_memory = RandomFeatures(50, random_state=0).fit(rows)
+    sparse_lazy = RandomFeatures(50, random_state=0).fit(da.from_array(rows, chunks=(16, 64)))
+    assert sparse_lazy.scale_ == sparse_memory.scale_ == 0.3
+    np.testing.assert_array_equal(sparse_lazy.weights_, sparse_memory.weights_)
 
 
 def test_a_dask_block_with_nan_is_refused_when_computed(digits):

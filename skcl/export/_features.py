@@ -34,10 +34,12 @@ def random_features_to_rbf_sampler(features):
     c : float
         √(2/M), M = ``n_components``.
     """
-    if features.activation != "cos":
+    # The activation fitted with the draws (a later set_params acts at the next fit).
+    activation = features.activation_
+    if activation != "cos":
         raise NotExportableError(
-            f'RandomFeatures(activation="{features.activation}") computes '
-            f"{features.activation}(xW + b); no scikit-learn transformer computes that "
+            f'RandomFeatures(activation="{activation}") computes '
+            f"{activation}(xW + b); no scikit-learn transformer computes that "
             "(RBFSampler is a cosine). activation=\"cos\" (random Fourier features) exports "
             "as RBFSampler.")
     spread, centre = features.input_spread_, features.input_centre_

@@ -12,7 +12,11 @@ units and finite whatever its size:
   before any product, inputs whose pre-activations would overflow the
   features' dtype;
 - :func:`check_machine_memory`: refuses an allocation beyond the machine's
-  physical memory before it is tried.
+  physical memory before it is tried;
+
+and :func:`nonzero_fraction`, which tells sparse rows (hashed text) from
+pixels and tabular rows for ``scale="auto"``'s rule, and
+:func:`standardised`, (x − μ)/σ without overflow.
 """
 
 import os
@@ -21,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["centre_and_spread", "check_machine_memory", "check_preactivations",
-           "dense_row_blocks", "machine_memory"]
+           "dense_row_blocks", "machine_memory", "nonzero_fraction", "standardised"]
 
 
 def dense_row_blocks(X, rows):
@@ -40,6 +44,41 @@ def dense_row_blocks(X, rows):
         block = X[start:start + rows]
         yield block.toarray().astype(np.float64, copy=False) if sp.issparse(block) else \
             np.asarray(block, dtype=np.float64)
+
+
+def standardised(block, centre, spread):
+    """(x − μ)/σ of dense rows in float64, without overflow where the result is finite.
+
+    x − μ alone may overflow where (x − μ)/σ does not (rows spanning
+    ±1.7e308 have σ near 1e308 and standardised values near 1): then the
+    halves x/2 − μ/2 and σ/2 give the same quotient, exact for every
+    normal x. A value beyond float64 even after scaling comes back inf,
+    for :func:`check_preactivations` to refuse.
+
+    Parameters
+    ----------
+    block : ndarray of shape (n_samples, n_features)
+        Finite rows.
+    centre, spread : float
+        μ and σ (> 0).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), float64
+        A new array, except for μ = 0 and σ = 1 where a float64 ``block``
+        comes back as it is.
+    """
+    X = np.asarray(block, dtype=np.float64)
+    if (centre, spread) == (0.0, 1.0):
+        return X
+    with np.errstate(over="ignore"):
+        Z = X - centre
+        if np.isfinite(Z).all():
+            Z /= spread
+        else:
+            Z = X / 2 - centre / 2
+            Z /= spread / 2
+    return Z
 
 
 def centre_and_spread(X, rows):
@@ -88,6 +127,30 @@ def centre_and_spread(X, rows):
     return top * mean, (float(spread) if spread > 0 else 1.0)
 
 
+def nonzero_fraction(X, rows):
+    """The fraction of X's entries that are not zero (explicit zeros of a sparse X are zeros).
+
+    Parameters
+    ----------
+    X : ndarray, scipy CSR matrix or dask array of shape (n_samples, n_features)
+    rows : int
+        Rows per block of a dense in-memory X.
+
+    Returns
+    -------
+    float
+        In [0, 1]; hashed or bag-of-words text is near 0.01, pixels near 0.2.
+    """
+    n, d = X.shape
+    if n * d == 0:
+        return 0.0
+    if hasattr(X, "dask"):
+        return float((X != 0).mean().compute())
+    if sp.issparse(X):
+        return np.count_nonzero(X.data) / (n * d)
+    return sum(np.count_nonzero(X[a:a + rows]) for a in range(0, n, max(1, int(rows)))) / (n * d)
+
+
 def _check_finite(top):
     if not np.isfinite(top):
         raise ValueError("Input X contains NaN or infinity.")
@@ -122,7 +185,8 @@ def check_preactivations(X, weights, bias, centre, spread, rows):
         return
     largest = float(np.finfo(weights.dtype).max)
     with np.errstate(over="ignore", invalid="ignore"):
-        norm = max(float(np.abs((b - centre) / spread).sum(axis=1).max())
+        # On the standardised rows, which stay finite where x − μ would not.
+        norm = max(float(np.abs(standardised(b, centre, spread)).sum(axis=1).max())
                    for b in dense_row_blocks(X, rows))
         bound = norm * float(np.abs(weights).max()) + float(np.abs(bias).max())
     if not bound <= largest:

@@ -43,6 +43,8 @@ from ._input_scale import (
     centre_and_spread,
     check_machine_memory,
     check_preactivations,
+    nonzero_fraction,
+    standardised,
 )
 
 __all__ = ["RandomFeatures", "transform_memory_bytes"]
@@ -62,6 +64,14 @@ _ACTIVATIONS = {
 # 1, and √2 for "cos", where W ~ N(0, 2/(Dσ²)) is RBFSampler(gamma="scale")'s.
 _AUTO_SCALE = {"relu": 1.0, "tanh": 1.0, "cos": float(np.sqrt(2.0))}
 
+# Rows with at most this fraction of nonzero entries (hashed or
+# bag-of-words text: about 0.01; pixels: 0.17 to 0.5; tabular: 1) get
+# nearly linear random Fourier features, s = 0.3 (γ = 0.045/(Dσ²)): on
+# hashed text FAA rose as s fell from √2 to 0.3, where on MNIST pixels it
+# fell below 0.7 (benchmarks/bench_random_features_defaults.py).
+_SPARSE_ROWS = 0.05
+_AUTO_SCALE_SPARSE_COS = 0.3
+
 # A normal draw beyond 8 standard deviations has probability 1e-15: a
 # scale above the dtype's largest value / 8 would put inf in W or b.
 _DRAW_BOUND = 8.0
@@ -79,7 +89,8 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         features of the RBF kernel exp(−γ‖x − x'‖²), scikit-learn's
         ``RBFSampler`` up to its √(2/n_components) factor (RanDumb's
         features): with ``scale="auto"``, γ = 1/(D σ²), ``RBFSampler(
-        gamma="scale")``'s; with a number, γ = scale²/(2D).
+        gamma="scale")``'s (γ = 0.045/(D σ²) on sparse rows); with a
+        number, γ = scale²/(2D).
     scale : "auto" or float, default="auto"
         s, the spread of the pre-activations. W's entries are
         N(0, s²/D), D = ``n_features_in_``, and b ~ N(0, s²) for
@@ -92,6 +103,12 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
           feature), and s = 1 (√2 for ``"cos"``). A scalar affine change
           of the input (raw uint8 pixels, pixels / 255, standardised
           pixels) then gives the same features up to rounding.
+          For ``"cos"``, rows of which at most 5 % of the entries are
+          nonzero (hashed or bag-of-words text; pixels are 17 % or more)
+          get s = 0.3 instead: nearly linear features, which learned
+          hashed text streams where √2 lost them (issue 50). Whether a
+          row is zero is read as the rows are given, dense or sparse
+          alike (a scalar offset makes sparse rows dense).
         - a float: μ = 0 and σ = 1; a row of typical norm √D gets
           pre-activations of spread ``scale``, so standardise the inputs
           (or choose ``scale``) so that this holds.
@@ -120,6 +137,11 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         μ (0 with a numeric ``scale``).
     input_spread_ : float
         σ (1 with a numeric ``scale``).
+    scale_ : float
+        s, ``scale`` resolved (the rule of ``"auto"`` applied).
+    activation_ : {"cos", "relu", "tanh"}
+        g, fixed at ``fit`` with W and b: ``set_params(activation=...)``
+        acts at the next ``fit``, as every setting does.
     backend_ : {"numpy", "jax"}
         The backend that computes the features (``backend`` resolved),
         as the exact classifiers name theirs.
@@ -137,9 +159,10 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     float64) by a block of rows (at most 32 MB of pre-activations) at a
     time, so its memory beyond the n × M output and W is bounded
     whatever n and M (``transform_memory_bytes`` in this module). Dense
-    rows are centred and scaled a block at a time in float64; for sparse
-    rows μ and σ are folded into each block of W and b instead (W/σ and
-    b − μ·1ᵀW/σ), so that they stay sparse. Sparse
+    rows are centred and scaled a block at a time in float64, without
+    overflow where (x − μ)/σ is finite (rows spanning ±1.7e308 included);
+    sparse rows are scaled, x/σ, and μ folded into each block of b
+    instead (b − (μ/σ)·1ᵀW), so that they stay sparse. Sparse
     rows are multiplied as they are (scipy's CSR product, O(nnz·M)),
     never made dense on the host; they give the dense rows' features up
     to the rounding of another order of the same sums (≤ 1e-15 relative
@@ -237,8 +260,11 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
                 f"or scale='auto', which reads the inputs' units."
             )
         if self.scale == "auto":
-            centre, spread = centre_and_spread(X, max(1, _BLOCK_VALUES // max(d, 1)))
+            rows = max(1, _BLOCK_VALUES // max(d, 1))
+            centre, spread = centre_and_spread(X, rows)
             scale = _AUTO_SCALE[self.activation]
+            if self.activation == "cos" and nonzero_fraction(X, rows) <= _SPARSE_ROWS:
+                scale = _AUTO_SCALE_SPARSE_COS
         else:
             centre, spread, scale = 0.0, 1.0, float(self.scale)
         backend = resolve_backend(self.backend)
@@ -265,6 +291,10 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self.weights_ = weights
         self.bias_ = bias.astype(dtype)
         self.input_centre_, self.input_spread_ = float(centre), float(spread)
+        # g is part of the fitted map, as W and b are: a later
+        # set_params(activation=...) acts at the next fit, not on these draws.
+        self.activation_ = self.activation
+        self.scale_ = scale
         self.backend_ = backend
         self._n_features_out = k
         return self
@@ -300,7 +330,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32])
         return features(X, self.weights_, self.bias_, self.input_centre_, self.input_spread_,
-                        self.activation, self.backend_)
+                        self.activation_, self.backend_)
 
     def _transform_dask(self, X):
         """φ(X) of a Dask array: one task per block of rows, W and b shipped once."""
@@ -327,7 +357,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         return da.blockwise(
             _dask_block, "ij", X, "ik", W, "kj", b, "j", dtype=dtype, concatenate=True,
             meta=np.empty((0, 0), dtype=dtype), centre=self.input_centre_,
-            spread=self.input_spread_, activation=self.activation, backend=self.backend_,
+            spread=self.input_spread_, activation=self.activation_, backend=self.backend_,
         )
 
     def __sklearn_tags__(self):
@@ -383,9 +413,11 @@ def features(X, weights, bias, centre, spread, activation, backend):
     if backend == "jax":
         from .._exact.device import random_features_on_device
 
-        W, b = _folded(weights, bias, centre, spread, slice(None))
-        return random_features_on_device(X, W.astype(dtype), b.astype(dtype), activation,
-                                         _BLOCK_VALUES)
+        # The device gets standardised rows (made dense a block at a time on
+        # the host, as it makes sparse ones): folding σ ≈ 1e308 into W would
+        # underflow in float32, and such rows would overflow it.
+        rows = X if (centre, spread) == (0.0, 1.0) else _StandardisedRows(X, centre, spread)
+        return random_features_on_device(rows, weights, bias, activation, _BLOCK_VALUES)
     out = np.empty((n, k), dtype=dtype)
     columns = max(1, min(k, _WEIGHT_VALUES // max(d, 1)))
     rows = max(1, _BLOCK_VALUES // columns)
@@ -394,19 +426,21 @@ def features(X, weights, bias, centre, spread, activation, backend):
         # float32 GEMM may round a row differently with its position in
         # the batch, and a row's features should not depend on its
         # neighbours.
-        # Sparse rows stay sparse: μ and σ folded into W and b. Dense rows
-        # are centred first, which keeps the digits that folding a large
-        # offset (|μ| ≫ σ) would cancel.
-        W, b = _folded(weights, bias, centre, spread, slice(c, c + columns),
-                       fold=sp.issparse(X))
+        W = weights[:, c:c + columns].astype(np.float64)
+        b = bias[c:c + columns].astype(np.float64)
+        if sp.issparse(X) and centre != 0.0:
+            # Sparse rows stay sparse: x/σ, and μ folded into b, b − (μ/σ)·1ᵀW
+            # (digits lost in proportion to |μ|/σ, 0.4 for pixels). Dense rows
+            # are centred first, which keeps them.
+            b -= (centre / spread) * W.sum(axis=0)
         for r in range(0, n, rows):
             block = X[r:r + rows]
             if sp.issparse(block):
                 block = block.astype(np.float64)
-            elif (centre, spread) == (0.0, 1.0):
-                block = np.asarray(block, dtype=np.float64)
+                if spread != 1.0:
+                    block.data /= spread
             else:
-                block = (np.asarray(block, dtype=np.float64) - centre) / spread
+                block = standardised(block, centre, spread)
             Z = np.asarray(block @ W)
             Z += b
             out[r:r + rows, c:c + columns] = _ACTIVATIONS[activation](Z)
@@ -414,21 +448,17 @@ def features(X, weights, bias, centre, spread, activation, backend):
     return out
 
 
-def _folded(weights, bias, centre, spread, columns, fold=True):
-    """W/σ and b − μ·1ᵀW/σ of some columns, in float64: ((x − μ)/σ) W + b = x W' + b'.
+class _StandardisedRows:
+    """X's rows as (x − μ)/σ, dense float64, read a block (a slice of rows) at a time."""
 
-    Exact but for the cancellation of x W' against μ·1ᵀW' (digits lost in
-    proportion to |μ|/σ, 0.4 for pixels); W and b as they are when not ``fold``.
-    """
-    W = weights[:, columns].astype(np.float64)
-    b = bias[columns].astype(np.float64)
-    if not fold:
-        return W, b
-    if spread != 1.0:
-        W /= spread
-    if centre != 0.0:
-        b -= centre * W.sum(axis=0)
-    return W, b
+    def __init__(self, X, centre, spread):
+        self.X, self.centre, self.spread = X, centre, spread
+        self.shape = X.shape
+
+    def __getitem__(self, rows):
+        block = self.X[rows]
+        return standardised(block.toarray() if sp.issparse(block) else block,
+                            self.centre, self.spread)
 
 
 def transform_memory_bytes(n_samples, n_features, n_components, dtype="float32"):
