@@ -32,6 +32,8 @@ import joblib
 import numpy as np
 from numpy.lib import format as npy_format
 
+from .._utils.npy_files import read_npy
+
 __all__ = ["backbone_hash", "cached_features", "features_key", "function_identity"]
 
 FOLDER = "skcl_features"
@@ -181,7 +183,7 @@ def _read(entry, key, shape):
                 raise ValueError(f"features.npy holds {dtype} {stored_shape}, not float32 "
                                  f"{shape}")
             f.seek(0)
-            return npy_format.read_array(f, allow_pickle=False)
+            return read_npy(f, features_file.stat().st_size)
     except (OSError, ValueError, UnicodeDecodeError) as error:
         warnings.warn(
             f"Ignored the feature cache entry {entry}: {error}. Its features are "
