@@ -11,13 +11,16 @@ import textwrap
 import numpy as np
 import pytest
 import skops.io as sio
+from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_digits
 from sklearn.discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
 )
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
+from sklearn.pipeline import FeatureUnion
 from sklearn.pipeline import Pipeline as SklearnPipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -199,6 +202,69 @@ def test_float32_random_features_export_with_float32_rounding_only(digits):
     exported = to_sklearn(pipeline)
     np.testing.assert_array_equal(exported.predict(X_test), pipeline.predict(X_test))
     close(exported.decision_function(X_test), pipeline.decision_function(X_test), atol=1e-5)
+
+
+def skcl_objects(obj, seen=None):
+    """Every skcl object reachable from ``obj``: attributes, containers, object arrays."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type(None))):
+        return []
+    seen.add(id(obj))
+    found = [obj] if type(obj).__module__.startswith("skcl") else []
+    if isinstance(obj, np.ndarray):
+        children = obj.ravel().tolist() if obj.dtype == object else []
+    elif isinstance(obj, dict):
+        children = [*obj.keys(), *obj.values()]
+    elif isinstance(obj, (list, tuple, set)):
+        children = list(obj)
+    else:
+        children = list(getattr(obj, "__dict__", {}).values())
+    return found + [o for child in children for o in skcl_objects(child, seen)]
+
+
+def frozen_features_pipeline():
+    features = RandomFeatures(300, activation="cos", dtype="float64", random_state=0)
+    X, _ = load_digits(return_X_y=True)
+    return make_pipeline(FrozenEstimator(features.fit(X)), skcl.LeastSquaresClassifier())
+
+
+def column_features_pipeline():
+    columns = ColumnTransformer([
+        ("pixels", RandomFeatures(300, activation="cos", dtype="float64", random_state=0),
+         list(range(0, 40))),
+        ("rest", StandardScaler(), list(range(40, 64))),
+    ])
+    return make_pipeline(columns, skcl.GaussianDiscriminantClassifier(components="class"))
+
+
+@pytest.mark.parametrize("make", [
+    frozen_features_pipeline,
+    column_features_pipeline,
+    lambda: FrozenEstimator(skcl.LeastSquaresClassifier()),
+], ids=["FrozenEstimator(RandomFeatures)", "ColumnTransformer", "FrozenEstimator(classifier)"])
+def test_containers_of_skcl_steps_export_to_scikit_learn_only(digits, make):
+    tasks, X_test, y_test = digits
+    model = make()
+    if isinstance(model, FrozenEstimator):
+        learn(model.estimator, tasks)
+    else:
+        learn(model, tasks)
+    exported = to_sklearn(model)
+    assert skcl_objects(exported) == []
+    np.testing.assert_array_equal(exported.predict(X_test), model.predict(X_test))
+    if hasattr(model, "predict_proba") and hasattr(exported, "predict_proba"):
+        close(exported.predict_proba(X_test), model.predict_proba(X_test))
+    else:
+        close(exported.decision_function(X_test), model.decision_function(X_test))
+    assert (exported.predict(X_test) == y_test).mean() > 0.9
+
+
+def test_other_containers_of_skcl_objects_are_refused(digits):
+    tasks, _, _ = digits
+    union = FeatureUnion([("features", RandomFeatures(50, activation="cos", random_state=0))])
+    model = learn(make_pipeline(union, skcl.LeastSquaresClassifier()), tasks)
+    with pytest.raises(NotExportableError, match="FeatureUnion holds an skcl estimator"):
+        to_sklearn(model)
 
 
 # ---------------------------------------------------------- what cannot export
