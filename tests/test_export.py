@@ -267,6 +267,27 @@ def test_other_containers_of_skcl_objects_are_refused(digits):
         to_sklearn(model)
 
 
+def test_random_features_on_offset_inputs_export_while_folding_keeps_the_digits(digits):
+    # RandomFeatures centres (x - mu)/sigma; RBFSampler folds mu into its
+    # offsets, which rounds differently in proportion to |mu|/sigma.
+    tasks, X_test, _ = digits
+    for offset, exports in [(1e4, True), (1e8, False)]:
+        shifted = [(X + offset, y) for X, y in tasks]
+        pipeline = learn(make_pipeline(
+            RandomFeatures(300, activation="cos", dtype="float64", random_state=0),
+            skcl.LeastSquaresClassifier()), shifted)
+        if not exports:  # the features would differ by about 1e-4
+            with pytest.raises(NotExportableError, match="Put a StandardScaler before"):
+                to_sklearn(pipeline)
+            continue
+        exported = to_sklearn(pipeline)
+        Z = X_test + offset
+        # measured: features within 7e-12, scores within 2e-12
+        close(exported[0].transform(Z) / np.sqrt(2 / 300), pipeline[0].transform(Z), atol=1e-10)
+        np.testing.assert_array_equal(exported.predict(Z), pipeline.predict(Z))
+        close(exported.decision_function(Z), pipeline.decision_function(Z), atol=1e-10)
+
+
 # ---------------------------------------------------------- what cannot export
 
 NOT_EXPORTABLE = {
