@@ -47,7 +47,10 @@ def to_sklearn(estimator):
     skcl                                           scikit-learn
     =============================================  ==============================================
     GaussianDiscriminantClassifier (one            LinearDiscriminantAnalysis (shared
-    component per class, plug-in predictive)       covariance) or
+    component per class, plug-in predictive)       covariance; with two classes the
+                                                   LogisticRegression of the same
+                                                   coefficients, which skl2onnx converts
+                                                   right) or
                                                    QuadraticDiscriminantAnalysis (one per
                                                    class): ``predict``, ``predict_proba``;
                                                    ``decision_function`` differs from skcl's
