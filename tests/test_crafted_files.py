@@ -11,8 +11,11 @@ and the features extracted again); none creates the marker or raises a
 bare MemoryError.
 """
 
+import gzip
 import io
 import pickle
+import subprocess
+import sys
 import warnings
 import zipfile
 
@@ -165,6 +168,35 @@ def test_idx_files_refuse_crafted_files(tmp_path, payload):
     with pytest.raises(ValueError, match="t10k-images-idx3-ubyte is not an IDX file"):
         load_ci_split_mnist(tmp_path)
     assert not marker.exists()
+
+
+_READ_UNDER_A_LIMIT = """
+import resource, sys
+from skcl.datasets._idx import read_idx
+
+with open("/proc/self/statm") as statm:
+    mapped = int(statm.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (mapped + 2**28, resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    read_idx(sys.argv[1])
+except MemoryError as error:
+    print(type(error).__name__, error)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
+def test_a_gzipped_idx_file_beyond_memory_is_named(tmp_path):
+    # 2.4 MB of gzip that holds 512 MiB of zeros, in a process with 256 MiB
+    # to spare: a MemoryError naming the file, not numpy's or zlib's.
+    path = tmp_path / "train-images-idx1-ubyte.gz"
+    zeros = gzip.compress(bytes(2**24), compresslevel=1)
+    path.write_bytes(gzip.compress(bytes([0, 0, 8, 1]) + (2**29).to_bytes(4, "big"))
+                     + zeros * 32)
+    result = subprocess.run([sys.executable, "-c", _READ_UNDER_A_LIMIT, str(path)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"MemoryError {path}: its header declares 0.5 GiB"), \
+        result.stdout
 
 
 def test_skops_file_of_an_estimator_refuses_crafted_types(tmp_path):
