@@ -103,6 +103,9 @@ def test_feature_cache_ignores_crafted_entries(digits, tmp_path, payload):
     assert not marker.exists()
     assert [str(w.message) for w in caught if "Ignored the feature cache" in str(w.message)]
     np.testing.assert_array_equal(features, expected)
+    (entry / "key.json").write_text("[" * 4000)  # deeper than json's recursion
+    with pytest.warns(UserWarning, match="Ignored the feature cache entry"):
+        np.testing.assert_array_equal(extractor.transform(X[:10]), expected)
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)

@@ -24,7 +24,7 @@ _HEADER_READERS = {
 }
 
 
-def read_npy(file, size):
+def read_npy(file, size, *, dtype=None, shape=None):
     """One array of a ``.npy`` stream, its header checked against ``size``.
 
     Parameters
@@ -33,6 +33,8 @@ def read_npy(file, size):
         Open at its start, position 0 (a file, or a member of a zip archive).
     size : int
         How many bytes the stream holds, header included.
+    dtype, shape : optional
+        What the array must be; another is refused before its data are read.
 
     Returns
     -------
@@ -43,15 +45,22 @@ def read_npy(file, size):
     ------
     ValueError
         When the stream is not ``.npy`` (versions 1.0 and 2.0), its dtype
-        holds Python objects (which would need pickle), its header asks for
-        more bytes than the stream holds, or it is truncated.
+        holds Python objects (which would need pickle), it is not the
+        ``dtype`` or ``shape`` asked for, its header asks for more bytes than
+        the stream holds, or it is truncated.
     """
     version = npy_format.read_magic(file)
     if version not in _HEADER_READERS:
         raise ValueError(f"an .npy stream of format version {version}")
-    shape, fortran_order, dtype = _HEADER_READERS[version](file)
-    if dtype.hasobject:
-        raise ValueError(f"an array of dtype {dtype} holds Python objects, refused (no pickle)")
+    stored_shape, fortran_order, stored_dtype = _HEADER_READERS[version](file)
+    if stored_dtype.hasobject:
+        raise ValueError(
+            f"an array of dtype {stored_dtype} holds Python objects, refused (no pickle)"
+        )
+    if (dtype is not None and stored_dtype != dtype) or (
+            shape is not None and stored_shape != tuple(shape)):
+        raise ValueError(f"an array of {stored_dtype} {stored_shape}, not {dtype} {shape}")
+    shape, dtype = stored_shape, stored_dtype
     n_bytes = math.prod(shape) * dtype.itemsize
     available = size - file.tell()  # the bytes after the header
     if n_bytes > available:

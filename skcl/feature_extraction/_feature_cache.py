@@ -172,19 +172,9 @@ def _read(entry, key, shape):
         stored = json.loads(key_file.read_text(encoding="utf-8"))
         if stored != {"format": FORMAT, "key": list(key)}:
             raise ValueError("key.json holds another key")
-        with open(features_file, "rb") as f:
-            version = npy_format.read_magic(f)
-            if version not in ((1, 0), (2, 0)):
-                raise ValueError(f".npy format version {version}")
-            read_header = (npy_format.read_array_header_1_0 if version == (1, 0)
-                           else npy_format.read_array_header_2_0)
-            stored_shape, fortran_order, dtype = read_header(f)
-            if dtype != np.float32 or fortran_order or stored_shape != shape:
-                raise ValueError(f"features.npy holds {dtype} {stored_shape}, not float32 "
-                                 f"{shape}")
-            f.seek(0)
-            return read_npy(f, features_file.stat().st_size)
-    except (OSError, ValueError, UnicodeDecodeError) as error:
+        with open(features_file, "rb") as f:  # its header checked before its data are read
+            return read_npy(f, features_file.stat().st_size, dtype=np.float32, shape=shape)
+    except (OSError, ValueError, RecursionError) as error:  # UnicodeDecodeError: a ValueError
         warnings.warn(
             f"Ignored the feature cache entry {entry}: {error}. Its features are "
             "extracted again and written over it.",
