@@ -6,7 +6,7 @@ Usage (from the project's root; torch and torchvision installed)::
         [--n-images 2000] [--precision float32 tf32 bfloat16]
 
 For each backbone and precision, transforms the same images twice with a
-feature cache (joblib Memory in a fresh temporary directory) and prints the
+feature cache (``.npy`` entries in a fresh temporary directory) and prints the
 device that ran, the first transform (extracted and written to the cache),
 the second (read from the cache), their ratio, and how far the features of
 tf32 and bfloat16 are from float32's (largest difference over the largest

@@ -9,6 +9,7 @@ saved to local files; the weights-enum path has its download intercepted.
 import importlib.util
 import pickle
 import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -484,6 +485,39 @@ def test_cache_keys_torch_modules_by_their_weights(torch, digits, tmp_path):
     assert not np.allclose(after.transform(X[:10]), first)
     np.testing.assert_array_equal(before.transform(X[:10]), first)  # its own copy
 
+
+
+class _Marker:
+    """A pickle that, when loaded, creates the file ``path``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_cache_reads_arrays_only_and_a_planted_pickle_runs_nothing(digits, tmp_path):
+    X, _ = digits
+    cache, marker = tmp_path / "cache", tmp_path / "ran"
+    extractor = BackboneFeatureExtractor(projection, params=projection_params(),
+                                         image_shape=(8, 8), memory=str(cache)).fit(X[:10])
+    expected = extractor.set_params(memory=None).transform(X[:10])
+    extractor.set_params(memory=str(cache)).transform(X[:10])
+    written = [path for path in cache.rglob("*") if path.suffix in (".pkl", ".npy")]
+    assert written  # the entry's data, whatever its format
+    crafted = pickle.dumps(_Marker(marker))
+    for path in written:
+        path.write_bytes(crafted)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        features = extractor.transform(X[:10])
+    assert not marker.exists()  # the pickle was never loaded
+    assert any("Ignored the feature cache entry" in str(w.message) for w in caught)
+    np.testing.assert_array_equal(features, expected)
+    # Written over: read back, silently, as the features.
+    np.testing.assert_array_equal(extractor.transform(X[:10]), expected)
+    assert not list(cache.rglob("*.pkl"))  # arrays and text only
 
 # ----------------------------------------------------------------------------
 # Bad input: a clear error, and nothing changed.

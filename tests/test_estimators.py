@@ -369,6 +369,43 @@ def test_deferred_folds_give_the_same_state_as_immediate_ones(cls, params, iris)
     assert not isinstance(vi.consolidation_, _PendingFold)
 
 
+
+def test_threads_reading_a_pending_fold_at_once_fold_it_once(iris):
+    # Eight threads read hessian_ of an estimator whose fold was deferred:
+    # each gets the state an immediate fold gives (before: AttributeError
+    # in 26 of 40 reads, two threads finishing the same fold).
+    import copy
+    import threading
+
+    settings = dict(IRIS_SETTINGS, n_epochs=10, alpha=10.0, random_state=0)
+    reference, lazy = AQCClassifier(**settings), AQCClassifier(**settings)
+    for X, y in iris.train:
+        reference.partial_fit(X, y, classes=iris.classes)
+    with deferred_folds():
+        for X, y in iris.train:
+            lazy.partial_fit(X, y, classes=iris.classes)
+    for _ in range(5):
+        clf, results = copy.deepcopy(lazy), []
+        barrier = threading.Barrier(8)
+
+        def read(clf=clf, results=results, barrier=barrier):
+            barrier.wait()
+            try:
+                results.append(np.asarray(jax.tree.leaves(clf.hessian_)[0]))
+            except Exception as error:  # any error is the failure
+                results.append(error)
+
+        threads = [threading.Thread(target=read) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert "_pending_fold_" not in vars(clf)
+        expected = np.asarray(jax.tree.leaves(reference.hessian_)[0])
+        for result in results:
+            assert not isinstance(result, Exception), repr(result)
+            np.testing.assert_array_equal(result, expected)
+
 def test_a_single_class_task_warning_points_at_the_users_line_through_a_pipeline():
     import inspect
     import warnings

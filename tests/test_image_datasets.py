@@ -667,3 +667,32 @@ def test_real_pretraining_tasks(shared_data_dir):
     np.testing.assert_array_equal(np.bincount(fashion.validation[1]), np.full(10, 1200))
     # MNIST and Fashion-MNIST are different images.
     assert np.abs(mnist.test[0].astype(int) - fashion.test[0]).mean() > 20
+
+
+class _HugeArray:
+    """Pickles as numpy's reconstruction of a 16 TiB array."""
+
+    def __init__(self, dtype="b", state=None):
+        self.dtype, self.state = dtype, state
+
+    def __reduce__(self):
+        from numpy._core.multiarray import _reconstruct
+
+        built = (_reconstruct, (np.ndarray, (2**44,) if self.state is None else (0,), self.dtype))
+        return built if self.state is None else (*built, self.state)
+
+
+@pytest.mark.parametrize("payload", [
+    _HugeArray(),  # the reconstruction's own shape
+    _HugeArray("O", (1, (2**44,), np.dtype("O"), False, [1, 2])),  # an object array's state
+    None,  # a counted string that runs past the end of the file
+])
+def test_cifar_reader_bounds_what_a_crafted_file_asks_for(tmp_path, payload):
+    folder = write_cifar10(tmp_path)
+    if payload is None:
+        crafted = b"\x80\x04\x8e" + (2**44).to_bytes(8, "little") + b"abc"
+    else:
+        crafted = cifar_pickle({b"data": payload, b"labels": [1]})
+    (folder / "data_batch_3").write_bytes(crafted)
+    with pytest.raises(ValueError, match="data_batch_3 is not a CIFAR batch"):
+        load_ci_split_cifar10(tmp_path)

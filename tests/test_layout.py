@@ -27,9 +27,6 @@ ALLOWED_PRIVATE_ACCESS = {
         "complete_pending_fold is the public face of the mixin's hook, in the mixin's module",
     ("_sequential.py", "estimator._check_params"):
         "check_hyperparameters is the public face of the surface's hook, in the surface's module",
-    ("feature_extraction/_backbone.py", "extractor._extract"):
-        "joblib keys the feature cache on this function's source, so a renamed call would miss "
-        "every user's cache once; the method is this module's own class's",
     ("metrics.py", "getattr(scoring, '_score_func', None)"): _SCORER,
     ("metrics.py", "scoring._sign"): _SCORER,
     ("metrics.py", "scoring._response_method"): _SCORER,

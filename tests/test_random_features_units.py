@@ -1,6 +1,8 @@
 """RandomFeatures whatever the input's units and size: scale="auto", overflow, memory, Dask."""
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -265,6 +267,34 @@ def test_a_bogus_activation_after_fit_is_refused_at_the_next_fit(digits):
         features.fit(X)
     assert features.activation_ == "cos"
     np.testing.assert_array_equal(features.transform(X), before)
+
+
+_UNDER_AN_ADDRESS_SPACE_LIMIT = """
+import resource, sys
+import numpy as np
+from skcl.feature_extraction import RandomFeatures
+
+# 1 GiB beyond what the process maps now (a container's limit, say)
+with open("/proc/self/statm") as statm:
+    mapped = int(statm.read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (mapped + 2**30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+features = RandomFeatures(2**31 // 24)  # W and b of 5 rows: 2 GiB of float32
+try:
+    features.fit(np.zeros((4, 5)))
+except MemoryError as error:
+    print(type(error).__name__, error, "fitted:", hasattr(features, "weights_"))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
+def test_weights_beyond_the_address_space_limit_are_refused_before_allocation():
+    # The machine has the memory; the process may not map it.
+    result = subprocess.run([sys.executable, "-c", _UNDER_AN_ADDRESS_SPACE_LIMIT],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^MemoryError RandomFeatures\(89478485\): W .* needs 2 GiB .*beyond what "
+                     r"this process's address-space limit \(RLIMIT_AS.*leaves it, .*GiB.* "
+                     r"fitted: False$", result.stdout.strip()), result.stdout
 
 
 # ------------------------------------------------------------ backend_

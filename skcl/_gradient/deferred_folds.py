@@ -10,6 +10,7 @@ reader and writer of that slot is here: :class:`PendingFoldMixin`, which
 """
 
 import contextvars
+import threading
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -26,6 +27,12 @@ __all__ = [
 # A fitted attribute's update that removes it: a deferred fold's
 # consolidation_, which the next use of it completes.
 UNSET = object()
+
+# Held while a pending fold is finished: threads that read consolidation_
+# (or hessian_, importance_, ...) at once fold it once, the others wait
+# and read the result. One lock for every estimator, as a lock attribute
+# would neither pickle nor deepcopy; only the rare folds themselves wait.
+_FOLD_LOCK = threading.RLock()
 
 # Set by deferred_folds(): a task's fold that only prepares the next task
 # waits until one comes (``Consolidation.fold_can_wait``).
@@ -100,13 +107,20 @@ class PendingFoldMixin:
 
         Gives exactly the state an immediate fold would have given, in
         ``consolidation_``; :func:`complete_pending_fold` is its public face.
+        Thread-safe: threads that need the fold at once fold it once.
         """
-        pending = vars(self).get("_pending_fold_")
-        if pending is not None:
+        if "_pending_fold_" not in vars(self):
+            return
+        with _FOLD_LOCK:
+            # Another thread may have folded it while this one waited.
+            pending = vars(self).get("_pending_fold_")
+            if pending is None:
+                return
             # Kept as host arrays, like every state; the batch size is static again.
             task = pending.task._replace(batch_size=int(pending.task.batch_size))
             state = self._make_consolidation().fold(self._model(), pending.state, task,
                                                     pending.key)
+            # consolidation_ before the pending fold goes: a reader sees one or the other.
             self.consolidation_ = _checked_on_host(state, self.n_tasks_seen_)
             del self._pending_fold_
 
@@ -114,9 +128,11 @@ class PendingFoldMixin:
         # Only for attributes not found: a deferred fold (``_pending_fold_``)
         # is finished on the first use of ``consolidation_`` (and so of the
         # attributes read from it: hessian_, importance_, ...).
-        if name == "consolidation_" and "_pending_fold_" in vars(self):
+        if name == "consolidation_":
             self._complete_fold()
-            return vars(self)["consolidation_"]
+            # Also when another thread finished the fold after this lookup missed it.
+            if "consolidation_" in vars(self):
+                return vars(self)["consolidation_"]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 

@@ -14,6 +14,7 @@ that of a label file is 0x00000801 (2049). Files may be gzipped.
 """
 
 import gzip
+import math
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,52 @@ _DTYPES = {
     0x0D: np.dtype(">f4"),
     0x0E: np.dtype(">f8"),
 }
+
+
+# deflate's largest ratio is about 1032: a .gz file of n bytes holds at most this many.
+_MAX_DEFLATE_RATIO = 1040
+_CHUNK = 1 << 24
+
+
+def _declared_bytes(head):
+    """The data bytes a header (magic and sizes) declares; 0 when incomplete."""
+    dims = head[3]
+    if len(head) < 4 + 4 * dims:
+        return 0
+    sizes = (int.from_bytes(head[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims))
+    return math.prod(sizes) * _DTYPES[head[2]].itemsize
+
+
+def _read_at_most(f, path, declared, compressed):
+    """The data after the header: one byte more than ``declared`` at most.
+
+    Nothing is allocated for what the file cannot hold: a plain file's size
+    is known, and a gzipped one holds at most ``_MAX_DEFLATE_RATIO`` times
+    its size (beyond that it is truncated); the data are read a chunk at a
+    time, so that a header's sizes never ask for memory the file's content
+    does not fill.
+    """
+    size = path.stat().st_size
+    if compressed and declared > _MAX_DEFLATE_RATIO * size:
+        raise ValueError(
+            f"{path} is truncated: its header declares {declared} bytes of data, more than "
+            f"a gzip file of {size} bytes can hold."
+        )
+    if not compressed:  # its own size bounds what is read
+        declared = min(declared, size)
+    data = bytearray()
+    try:
+        while len(data) <= declared:
+            chunk = f.read(min(_CHUNK, declared + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
+    except MemoryError as error:
+        raise MemoryError(
+            f"{path}: its header declares {declared / 2**30:.3g} GiB of data, more than "
+            "this process can hold."
+        ) from error
+    return bytes(data)
 
 
 def find_idx(folder, name):
@@ -63,10 +110,14 @@ def read_idx(path, *, ndim=None):
         padded), or the gzip stream is corrupt.
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
+    compressed = path.suffix == ".gz"
+    opener = gzip.open if compressed else open
     try:
         with opener(path, "rb") as f:
-            content = f.read()
+            content = f.read(4)
+            if len(content) == 4 and content[:2] == b"\x00\x00" and content[2] in _DTYPES:
+                content += f.read(4 * content[3])  # the sizes
+                content += _read_at_most(f, path, _declared_bytes(content), compressed)
     except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
         raise ValueError(f"Cannot read the IDX file {path}: {error}") from error
     if len(content) < 4:
@@ -93,7 +144,7 @@ def read_idx(path, *, ndim=None):
         int.from_bytes(content[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims)
     )
     dtype = _DTYPES[code]
-    expected = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = header + math.prod(shape) * dtype.itemsize
     if len(content) != expected:
         state = "truncated" if len(content) < expected else "longer than its header says"
         raise ValueError(

@@ -10,6 +10,7 @@ images can go through a cache file.
 
 import numpy as np
 
+from .._utils.npy_files import read_npz
 from . import _cifar, _idx, _isic
 from ._image_files import CIFAR_SOURCES, IDX_SOURCES, require_files
 
@@ -164,8 +165,8 @@ def read_isic_cached(folder, ids, cache):
     cached_images = np.empty((0, _isic.IMAGE_SIZE, _isic.IMAGE_SIZE, 3), np.uint8)
     if path.is_file():
         try:
-            with np.load(path, allow_pickle=False) as stored:
-                cached_ids, cached_images = stored["isic_id"], stored["images"]
+            stored = read_npz(path, ["isic_id", "images"])  # sizes checked before allocating
+            cached_ids, cached_images = stored["isic_id"], stored["images"]
         except (OSError, ValueError, KeyError) as error:
             raise ValueError(
                 f"The image cache {path} is unreadable ({error}); delete it "

@@ -88,8 +88,9 @@ def _gaussian_blockers(clf):
 
 def gaussian_to_discriminant_analysis(clf, input_scale=1.0):
     """GaussianDiscriminantClassifier (one component per class, plug-in
-    posterior) → LinearDiscriminantAnalysis, or QuadraticDiscriminantAnalysis
-    with one covariance per class.
+    posterior) → LinearDiscriminantAnalysis (LogisticRegression of the same
+    coefficients with two classes), or QuadraticDiscriminantAnalysis with
+    one covariance per class.
 
     Σ comes from the fit's factors (``gaussians_``: ``center`` and
     ``covariances()``), the means and priors from the public ``means_``,
@@ -167,9 +168,9 @@ def _lda(clf, order, input_scale):
     rotated = (means - center) @ whitening
     coef = rotated @ whitening.T
     intercept = log_priors - 0.5 * (rotated**2).sum(axis=1) - coef @ center
-    covariance = fit.covariances()
     if len(clf.classes_) == 2:
-        coef, intercept = _binary(coef, intercept)
+        return _binary_logistic(clf, *_binary(coef, intercept), input_scale)
+    covariance = fit.covariances()
     lda = LinearDiscriminantAnalysis(solver="lsqr")
     lda.classes_ = clf.classes_.copy()
     lda.coef_ = coef / input_scale
@@ -179,6 +180,25 @@ def _lda(clf, order, input_scale):
     lda.covariance_ = covariance * input_scale**2
     _copy_input_attributes(clf, lda)
     return lda
+
+
+def _binary_logistic(clf, coef, intercept, input_scale):
+    """Two classes: the LogisticRegression of the one log ratio, not an LDA.
+
+    scikit-learn's binary LDA and LogisticRegression compute the same
+    ``predict``, ``decision_function`` (the log ratio s) and
+    ``predict_proba`` (sigmoid of s) from the same ``coef_`` and
+    ``intercept_``; skl2onnx (1.20 and before) converts a binary LDA to the
+    softmax of (−s, s), the sigmoid of 2s (probabilities off by up to
+    0.15 on digits), and a LogisticRegression to the sigmoid of s.
+    """
+    logistic = LogisticRegression(C=1.0)
+    logistic.classes_ = clf.classes_.copy()
+    logistic.coef_ = coef / input_scale
+    logistic.intercept_ = intercept
+    logistic.n_iter_ = np.array([0])
+    _copy_input_attributes(clf, logistic)
+    return logistic
 
 
 def _whitening(fit, component=None):

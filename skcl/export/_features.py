@@ -60,19 +60,47 @@ def random_features_to_rbf_sampler(features):
     return sampler, c
 
 
+#: The largest rounding the folded form may add to a feature (cosines, of
+#: size 1) for the export to count as computing the same features.
+FOLDING_TOLERANCE = 1e-8
+
+
 def _check_same_features(features, sampler, c):
     """Refuse, rather than export, if ``features`` computes something else.
 
-    A few rows of standard normal inputs: the two transforms must agree to
-    ``features``' rounding, else RandomFeatures has grown a step (an input
-    centre or scale, say) that this exporter does not carry.
+    Probe rows are standard normal and around the fitted rows (μ + σz).
+    RandomFeatures centres dense rows first, (x − μ)/σ, while RBFSampler
+    folds μ into its offsets, b − μ·1ᵀW/σ: on rows far from 0 the two
+    round differently, by at most about (D + 4)·ε times the sums of the
+    products' magnitudes (Higham's bound for a length-D dot product), ε
+    float64's. The transforms must agree within that bound and
+    ``features``' rounding to its dtype, else RandomFeatures has grown a
+    step this exporter does not carry; and the bound itself must stay
+    under :data:`FOLDING_TOLERANCE`, else the folded offsets would lose
+    the digits that make the features equal (inputs whose offset is many
+    times their spread, |μ| ≫ σ).
     """
-    probe = np.random.default_rng(0).standard_normal((8, features.n_features_in_))
+    rng = np.random.default_rng(0)
+    d = features.n_features_in_
+    centre, spread = features.input_centre_, features.input_spread_
+    z = rng.standard_normal((16, d))
+    probe = np.concatenate([z[:8], centre + spread * z[8:]])
     expected = np.asarray(features.transform(probe), dtype=np.float64)
     got = sampler.transform(probe) / c
-    # The rounding to dtype, and another order of the float64 product's sum.
-    tolerance = 4 * np.finfo(np.asarray(features.weights_).dtype).eps + 1e-12
-    if not np.allclose(got, expected, rtol=0, atol=tolerance):
+    W = np.abs(np.asarray(features.weights_, dtype=np.float64))
+    b = np.abs(np.asarray(features.bias_, dtype=np.float64))
+    folded = np.abs(probe) @ np.abs(sampler.random_weights_) + np.abs(sampler.random_offset_)
+    centred = np.abs((probe - centre) / spread) @ W + b
+    rounding = (d + 4) * np.finfo(np.float64).eps * (folded + centred)
+    if rounding.max() > FOLDING_TOLERANCE:
+        raise NotExportableError(
+            f"RandomFeatures was fitted on inputs centred at {centre:.3g} with spread "
+            f"{spread:.3g}: RBFSampler folds that offset into its random_offset_, where it "
+            f"costs digits, and its features could differ from RandomFeatures' by "
+            f"{rounding.max():.1g} (more than {FOLDING_TOLERANCE:g}). Put a StandardScaler "
+            "before RandomFeatures (it then sees centred inputs) and the Pipeline exports.")
+    tolerance = 4 * np.finfo(np.asarray(features.weights_).dtype).eps + rounding
+    if not np.all(np.abs(got - expected) <= tolerance):
         raise NotExportableError(
             "RandomFeatures' transform is not cos(x weights_ + bias_) on these inputs, so "
             "RBFSampler with its draws would compute something else; this version of "

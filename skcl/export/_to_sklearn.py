@@ -2,7 +2,10 @@
 
 import copy
 
+import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
@@ -44,7 +47,10 @@ def to_sklearn(estimator):
     skcl                                           scikit-learn
     =============================================  ==============================================
     GaussianDiscriminantClassifier (one            LinearDiscriminantAnalysis (shared
-    component per class, plug-in predictive)       covariance) or
+    component per class, plug-in predictive)       covariance; with two classes the
+                                                   LogisticRegression of the same
+                                                   coefficients, which skl2onnx converts
+                                                   right) or
                                                    QuadraticDiscriminantAnalysis (one per
                                                    class): ``predict``, ``predict_proba``;
                                                    ``decision_function`` differs from skcl's
@@ -62,6 +68,11 @@ def to_sklearn(estimator):
                                                    √(2/n_components)
     skcl.pipeline.Pipeline                         sklearn.pipeline.Pipeline, step by step;
                                                    scikit-learn's own steps copied as they are
+    FrozenEstimator(e), and a Pipeline or          the same wrapper around the export of
+    ColumnTransformer holding skcl steps           what it holds; a RandomFeatures in a
+                                                   ColumnTransformer is followed by a
+                                                   StandardScaler(with_mean=False) that
+                                                   divides its RBFSampler's factor out
     =============================================  ==============================================
 
     Parameters
@@ -78,8 +89,9 @@ def to_sklearn(estimator):
         Per-(task, class) Gaussian components, the Student-t predictive,
         the least-squares discriminant's ``predict``, hidden layers, the
         variational methods' averaged predictions, the Laplace predictive,
-        random ReLU or tanh features, and RandomFeatures not followed by a
-        linear step.
+        random ReLU or tanh features, RandomFeatures not followed by a
+        linear step, and any other scikit-learn estimator (a FeatureUnion,
+        say) that holds an skcl object: the result never holds one.
     sklearn.exceptions.NotFittedError
         When ``estimator`` (or a step) is not fitted.
 
@@ -104,7 +116,10 @@ def to_sklearn(estimator):
     True
     """
     if isinstance(estimator, Pipeline):
-        return _pipeline(estimator)
+        exported, scale = _pipeline(estimator, 1.0)
+        if scale != 1.0:
+            raise NotExportableError(_ALONE.replace("alone", "at the end of a Pipeline"))
+        return exported
     exported, scale = _step(estimator, 1.0)
     if scale != 1.0:
         raise NotExportableError(_ALONE)
@@ -131,6 +146,14 @@ def _step(estimator, input_scale):
     """One step: (its scikit-learn counterpart, the factor its output carries)."""
     if estimator is None or estimator == "passthrough":
         return estimator, input_scale
+    # scikit-learn's containers: the same container around the exports.
+    if isinstance(estimator, Pipeline):
+        return _pipeline(estimator, input_scale)
+    if isinstance(estimator, FrozenEstimator):
+        exported, scale = _step(estimator.estimator, input_scale)
+        return FrozenEstimator(exported), scale
+    if isinstance(estimator, ColumnTransformer):
+        return _column_transformer(estimator, input_scale), 1.0
     name = _public_skcl_name(estimator)
     if name is None:
         if type(estimator).__module__.split(".")[0] == "skcl":
@@ -141,6 +164,12 @@ def _step(estimator, input_scale):
         if not isinstance(estimator, BaseEstimator):
             raise NotExportableError(f"{estimator!r} is not a scikit-learn estimator.")
         check_is_fitted(estimator)
+        if holds_skcl_object(estimator):
+            raise NotExportableError(
+                f"{type(estimator).__name__} holds an skcl estimator, and this exporter "
+                "converts skcl estimators only as steps of a Pipeline, in a FrozenEstimator "
+                "or in a ColumnTransformer. Make them such steps and it exports, or save "
+                "the model with skops.io (skcl.trusted_types()).")
         return _foreign_step(estimator, input_scale), 1.0 if _absorbs(estimator) else input_scale
     check_is_fitted(estimator)
     if name == "RandomFeatures":
@@ -150,6 +179,32 @@ def _step(estimator, input_scale):
                 "factor the second cannot absorb.")
         return random_features_to_rbf_sampler(estimator)
     return _CLASSIFIERS[name](estimator, input_scale), 1.0
+
+
+def holds_skcl_object(obj, _seen=None):
+    """Whether ``obj``, or anything it holds (attributes, lists, dicts), is skcl's.
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    bool
+    """
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or isinstance(obj, (str, bytes, int, float, complex, type(None))):
+        return False
+    seen.add(id(obj))
+    if type(obj).__module__.split(".")[0] == "skcl":
+        return True
+    if isinstance(obj, np.ndarray):
+        return obj.dtype == object and any(holds_skcl_object(x, seen) for x in obj.flat)
+    if isinstance(obj, dict):
+        return any(holds_skcl_object(x, seen) for item in obj.items() for x in item)
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return any(holds_skcl_object(x, seen) for x in obj)
+    return any(holds_skcl_object(x, seen) for x in getattr(obj, "__dict__", {}).values())
 
 
 def _absorbs(estimator):
@@ -176,11 +231,54 @@ def _foreign_step(estimator, input_scale):
         "right after RandomFeatures and the Pipeline exports.")
 
 
-def _pipeline(pipeline):
-    steps, scale = [], 1.0
+def _pipeline(pipeline, scale):
+    """A Pipeline of the steps' exports, and the factor its output carries."""
+    steps = []
     for name, estimator in pipeline.steps:
         exported, scale = _step(estimator, scale)
         steps.append((name, exported))
-    if scale != 1.0:
-        raise NotExportableError(_ALONE.replace("alone", "at the end of a Pipeline"))
-    return Pipeline(steps, memory=None, verbose=False)
+    return Pipeline(steps, memory=None, verbose=False), scale
+
+
+def _column_transformer(transformer, input_scale):
+    """A fitted ColumnTransformer whose transformers are exports, each of factor 1.
+
+    Each fitted transformer is exported; one whose output carries a factor
+    (a RandomFeatures' RBFSampler) is followed by a StandardScaler that
+    divides it out, as the columns beside it carry none. The unfitted
+    ``transformers`` parameter is set to the same exports, so that nothing
+    in the result is skcl's.
+    """
+    check_is_fitted(transformer)
+    if input_scale != 1.0:
+        raise NotExportableError(
+            "ColumnTransformer after RandomFeatures: its columns would carry the RBFSampler's "
+            "factor. Put the ColumnTransformer first, or RandomFeatures inside it.")
+    exported = copy.deepcopy(transformer)
+    exports = {}
+    for name, step, _ in transformer.transformers_:
+        if not isinstance(step, str):  # "drop" and "passthrough" stay
+            step, scale = _step(step, 1.0)
+            if scale != 1.0:
+                step = Pipeline([("features", step), ("unscale", _divide_by(scale, step))])
+        exports[name] = step
+    exported.transformers_ = [(name, exports[name], columns)
+                              for name, _, columns in transformer.transformers_]
+    exported.transformers = [(name, exports.get(name, step), columns)
+                             for name, step, columns in transformer.transformers]
+    if "remainder" in exports:
+        exported.remainder = exports["remainder"]
+    if holds_skcl_object(exported):
+        raise NotExportableError(
+            "this ColumnTransformer keeps an skcl object where this exporter does not "
+            "look; save the model with skops.io (skcl.trusted_types()).")
+    return exported
+
+
+def _divide_by(scale, step):
+    """A fitted StandardScaler(with_mean=False) dividing ``step``'s output by ``scale``."""
+    n = len(step.get_feature_names_out())
+    scaler = StandardScaler(with_mean=False).fit(np.ones((2, n)))
+    scaler.scale_ = np.full(n, scale)
+    scaler.var_ = scaler.scale_**2
+    return scaler

@@ -37,7 +37,7 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted, chec
 
 from .._utils.logging import log_progress
 from .._utils.progress import check_progress_bar, progress_bar
-from ._feature_cache import backbone_hash, cached_call, features_key
+from ._feature_cache import backbone_hash, cached_features, features_key
 from ._frozen_network import (
     backbone_preprocess,
     build_jax_network,
@@ -153,8 +153,8 @@ class BackboneFeatureExtractor(
         Images per forward pass: memory stays bounded by one batch (plus
         the output) whatever the input size.
     memory : str, joblib.Memory or None, default=None
-        Where to cache the features, as in scikit-learn's ``Pipeline``: a
-        directory, or a :class:`joblib.Memory`. A transform of images that
+        Where to cache the features: a directory, or a :class:`joblib.Memory`
+        whose location is used (as in scikit-learn's ``Pipeline``). A transform of images that
         were transformed before by the same network with the same weights,
         preprocessing, kind of device and ``precision`` is read from the
         cache instead of computed: a rerun, a search, or a second method over the same
@@ -162,7 +162,12 @@ class BackboneFeatureExtractor(
         name, or its code for a function, its class and structure for a
         module), of its weights or params, of the preprocessing and of the
         images' values, dtype and shape; a change of any of them is a new
-        entry. None: no cache.
+        entry. The cache (under ``<memory>/skcl_features/``) holds ``.npy``
+        arrays and JSON keys only and is read without unpickling, so a file
+        planted in it runs no code: an entry that does not read back as
+        these features is warned about and written over. Caches of earlier
+        versions (joblib pickles under ``<memory>/joblib/``) are never read.
+        None: no cache.
     device : str, default="auto"
         Where the network runs. "auto": an NVIDIA GPU when there is one
         (torch: ``torch.cuda.is_available()``; JAX: JAX's default device,
@@ -375,11 +380,13 @@ class BackboneFeatureExtractor(
         start = time.perf_counter()
         # The key: the backbone with its weights, the preprocessing, the kind
         # of device with the precision (each computes other last bits), and
-        # the images' bytes, dtype and shape. The extractor and the images
-        # themselves are ignored by joblib (not hashed again).
+        # the images' bytes, dtype and shape.
         device = f"{self.device_.split(':')[0]}/{self.precision}"
         key = features_key(self.backbone_hash_, self.preprocess_, device, images)
-        features, hit = cached_call(memory, _cached_features, key, extractor=self, images=images)
+        features, hit = cached_features(
+            memory.location, key, lambda: self._extract(images),
+            (len(images), self._n_features_out),
+        )
         if self.verbose:
             source = "read from the cache" if hit else "extracted and cached"
             _progress(
@@ -471,15 +478,4 @@ class BackboneFeatureExtractor(
             precision=self.precision, batch_size=int(self.batch_size),
             no_params=self.params is None,
         )
-
-
-# joblib files cached features under this function's module and name, and
-# drops them when its source changes: it stays here, as it is, so that
-# caches written before stay valid. That is also why it calls the private
-# _extract of the extractor it is given: the class is defined above, in this
-# module, and the memoised call is transform's own (a public name would
-# change the source, and so drop every cache written before).
-def _cached_features(backbone_hash, preprocess_hash, device, images_hash, *, extractor, images):
-    """The features joblib's Memory caches, keyed by the hashes only."""
-    return extractor._extract(images)
 

@@ -1,18 +1,45 @@
 """The on-disk cache of a backbone's features, and what names a backbone in its key.
 
-:class:`BackboneFeatureExtractor` caches its features in a
-:class:`joblib.Memory`, keyed by hashes only: the backbone with its
-weights (``backbone_hash_``), the preprocessing, the kind of device and the
-images. The hashes are computed here, once per fit or transform, so that
-joblib never pickles the network or the images to hash them again.
+:class:`BackboneFeatureExtractor` caches its features under
+``<memory>/skcl_features/``, keyed by four hashes: the backbone with its
+weights (``backbone_hash_``), the preprocessing, the kind of device with
+the precision, and the images. The hashes are computed here, once per fit
+or transform.
+
+The cache holds arrays and text only, and reading it runs no code: an
+entry is a folder named by the SHA-256 of its key, holding ``key.json``
+(the four hashes, read with :mod:`json`) and ``features.npy`` (read with
+``allow_pickle=False``, its header checked against the shape and dtype the
+extractor expects before a byte of data is read). Nothing is unpickled, so
+a file planted in the folder can at worst be ignored: an entry that is
+unreadable, or whose key or shape differs, is reported by a
+:class:`UserWarning`, extracted again and written over. Caches written by
+skcl before this format (joblib pickles, under ``<memory>/joblib/``) are
+never read.
 
 Changing what goes into a hash changes every key: features cached by an
 earlier version would no longer be found.
 """
 
-import joblib
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
 
-__all__ = ["backbone_hash", "cached_call", "features_key", "function_identity"]
+import joblib
+import numpy as np
+from numpy.lib import format as npy_format
+
+from .._utils.npy_files import read_npy
+
+__all__ = ["backbone_hash", "cached_features", "features_key", "function_identity"]
+
+FOLDER = "skcl_features"
+FORMAT = "skcl feature cache 1"
+# key.json holds four hashes: a larger file is not one of ours.
+_MAX_KEY_BYTES = 4096
 
 
 def function_identity(function):
@@ -103,29 +130,80 @@ def features_key(backbone_hash, preprocess, device, images):
     )
 
 
-def cached_call(memory, function, key, **ignored):
-    """``function(*key, **ignored)`` through ``memory``, keyed by ``key`` alone.
+def cached_features(location, key, extract, shape):
+    """The features of ``key`` from the cache at ``location``, else ``extract()``, cached.
 
     Parameters
     ----------
-    memory : joblib.Memory
-        A Memory with a location.
-    function : callable
-        The cached function. joblib files its entries under the function's
-        module and name, and drops them when its source changes.
-    key : tuple
-        The positional arguments, which joblib hashes.
-    **ignored
-        Keyword arguments joblib passes on but does not hash (the extractor,
-        the images): the key already stands for them.
+    location : str or path-like
+        The cache's folder (``memory``, or a joblib.Memory's location).
+    key : tuple of str
+        :func:`features_key`.
+    extract : callable
+        ``extract() -> ndarray of shape (n_images, n_features)``, float32:
+        called on a miss.
+    shape : tuple of int
+        (n_images, n_features), what ``extract`` gives: an entry of another
+        shape is not these features, and is not read.
 
     Returns
     -------
-    result : object
-        What ``function`` returned, now or in an earlier call.
+    features : ndarray of shape (n_images, n_features), float32
     hit : bool
-        Whether it came from the cache.
+        Whether they came from the cache.
     """
-    cached = memory.cache(function, ignore=list(ignored))
-    hit = cached.check_call_in_cache(*key, **ignored)
-    return cached(*key, **ignored), hit
+    entry = Path(location) / FOLDER / hashlib.sha256("\0".join(key).encode()).hexdigest()
+    features = _read(entry, key, tuple(shape))
+    if features is not None:
+        return features, True
+    features = extract()
+    _write(entry, key, features)
+    return features, False
+
+
+def _read(entry, key, shape):
+    """The entry's features, or None when it is absent or not these features (warned)."""
+    key_file, features_file = entry / "key.json", entry / "features.npy"
+    if not key_file.exists():
+        return None
+    try:
+        if key_file.stat().st_size > _MAX_KEY_BYTES:
+            raise ValueError(f"key.json has over {_MAX_KEY_BYTES} bytes")
+        stored = json.loads(key_file.read_text(encoding="utf-8"))
+        if stored != {"format": FORMAT, "key": list(key)}:
+            raise ValueError("key.json holds another key")
+        with open(features_file, "rb") as f:  # its header checked before its data are read
+            return read_npy(f, features_file.stat().st_size, dtype=np.float32, shape=shape)
+    except (OSError, ValueError, RecursionError) as error:  # UnicodeDecodeError: a ValueError
+        warnings.warn(
+            f"Ignored the feature cache entry {entry}: {error}. Its features are "
+            "extracted again and written over it.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return None
+
+
+def _write(entry, key, features):
+    """Write the entry: features first, then its key, each renamed into place whole."""
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        _replace(entry / "features.npy",
+                 lambda f: npy_format.write_array(f, features, allow_pickle=False))
+        text = json.dumps({"format": FORMAT, "key": list(key)})
+        _replace(entry / "key.json", lambda f: f.write(text.encode("utf-8")))
+    except OSError as error:
+        warnings.warn(f"Could not write the feature cache entry {entry}: {error}.",
+                      UserWarning, stacklevel=4)
+
+
+def _replace(path, write):
+    """``write(file)`` into a temporary file next to ``path``, then renamed to it."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as f:
+            write(f)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

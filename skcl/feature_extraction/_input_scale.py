@@ -12,7 +12,8 @@ units and finite whatever its size:
   before any product, inputs whose pre-activations would overflow the
   features' dtype;
 - :func:`check_machine_memory`: refuses an allocation beyond the machine's
-  physical memory before it is tried;
+  physical memory, or beyond what the process's address-space limit
+  leaves it, before it is tried;
 
 and :func:`nonzero_fraction`, which tells sparse rows (hashed text) from
 pixels and tabular rows for ``scale="auto"``'s rule, and
@@ -24,8 +25,9 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["centre_and_spread", "check_machine_memory", "check_preactivations",
-           "dense_row_blocks", "machine_memory", "nonzero_fraction", "standardised"]
+__all__ = ["address_space_left", "centre_and_spread", "check_machine_memory",
+           "check_preactivations", "dense_row_blocks", "machine_memory", "nonzero_fraction",
+           "standardised"]
 
 
 def dense_row_blocks(X, rows):
@@ -212,8 +214,36 @@ def machine_memory():
         return int(psutil.virtual_memory().total)
 
 
+def address_space_left():
+    """Bytes this process may still map under its address-space limit, or None if unlimited.
+
+    A container or ``ulimit -v`` sets ``RLIMIT_AS``, which caps the
+    process's virtual memory whatever the machine holds: an allocation
+    beyond what is left fails in numpy with a bare MemoryError. What the
+    process has mapped already (``/proc/self/statm``, where there is one)
+    is taken off.
+    """
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, AttributeError, ValueError, OSError):  # not a POSIX system
+        return None
+    if limit == resource.RLIM_INFINITY or limit < 0:
+        return None
+    try:
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        mapped = 0
+    return max(int(limit) - mapped, 0)
+
+
 def check_machine_memory(needed, what, available=None):
-    """Refuse, before allocating, ``needed`` bytes beyond the machine's memory.
+    """Refuse, before allocating, ``needed`` bytes beyond the memory this process may use.
+
+    That is the machine's physical memory, or less where the process's
+    address-space limit (``RLIMIT_AS``) leaves less.
 
     Parameters
     ----------
@@ -230,10 +260,17 @@ def check_machine_memory(needed, what, available=None):
         Naming both figures.
     """
     available = machine_memory() if available is None else available
+    left = address_space_left()
+    if left is not None and (available is None or left < available):
+        where = ("beyond what this process's address-space limit (RLIMIT_AS, a container's "
+                 "or ulimit -v) leaves it,")
+        available = left
+    else:
+        where = "beyond this machine's memory of"
     if available is not None and needed > available:
         raise MemoryError(
-            f"{what} needs {needed / 2**30:.3g} GiB ({needed} bytes), beyond this machine's "
-            f"memory of {available / 2**30:.3g} GiB ({available} bytes). Use fewer "
+            f"{what} needs {needed / 2**30:.3g} GiB ({needed} bytes), {where} "
+            f"{available / 2**30:.3g} GiB ({available} bytes). Use fewer "
             f"n_components, dtype='float32', or fewer rows per call (a Dask array is "
             f"transformed a block at a time)."
         )

@@ -8,10 +8,10 @@ checking the header and the arrays with the other functions here.
 """
 
 import json
-import zipfile
 
 import numpy as np
 
+from .._utils.npy_files import read_npz
 from ._architectures import DEPRECATED_ARCHITECTURES
 
 __all__ = [
@@ -76,19 +76,18 @@ def read_weights_file(path):
     ------
     ValueError
         When the file is missing, not an ``.npz`` of named arrays, truncated,
-        or lacks one of them.
+        lacks one of them, or holds Python objects or an array larger than
+        the file.
     """
     try:
-        stored = np.load(path, allow_pickle=False)
-        if not isinstance(stored, np.lib.npyio.NpzFile):  # a plain .npy array
-            raise ValueError(f"it holds one {type(stored).__name__}, not named arrays")
-        with stored:
-            header = json.loads(str(stored["header"]))
-            theta = np.asarray(stored["theta"], np.float32)
-            classes = np.asarray(stored["classes"])
+        # Each array's header is checked before its data are allocated.
+        stored = read_npz(path, ["header", "theta", "classes"])
+        header = json.loads(str(stored["header"]))
+        theta = np.asarray(stored["theta"], np.float32)
+        classes = stored["classes"]
         if classes.ndim != 1:
             raise ValueError(f"its classes have shape {classes.shape}, not (n_classes,)")
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, KeyError) as error:
         raise ValueError(
             f"{path} is not a readable skcl weights file ({type(error).__name__}: "
             f"{error}); write one with PretrainedFeatureExtractor.save_weights."
