@@ -74,6 +74,10 @@ class RidgeFit(NamedTuple):
     intercept : ndarray of shape (n_targets,)
     """
 
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    _transient = True
+
     coef: np.ndarray
     intercept: np.ndarray
 
@@ -165,6 +169,10 @@ class RidgeSpectrum(NamedTuple):
     linalg : module
         :mod:`.linalg` or :mod:`.solve_jax`, which holds ``reduction``.
     """
+
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    _transient = True
 
     x_bar: np.ndarray
     t_bar: np.ndarray

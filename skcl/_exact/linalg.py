@@ -74,6 +74,10 @@ class Band(NamedTuple):
         Their scalar factors.
     """
 
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    _transient = True
+
     bands: np.ndarray
     reflectors: object
     taus: object
