@@ -214,3 +214,28 @@ def test_a_rejected_call_leaves_the_components_as_they_were():
             clf.partial_fit(*args)
     assert pickle.dumps(clf) == before
     np.testing.assert_array_equal(clf.predict_proba(X_test), proba)
+
+
+def test_zero_within_class_variance_answers():
+    # Every (call, class) holds copies of one row, near 1e6, weighted: the
+    # scatter within the groups is rounding alone, with negative entries.
+    # Before: LinAlgError from the whitening's Cholesky in 2 of these 10
+    # streams (issue 50), where "class" and "task_class" answered.
+    for seed in range(130, 140):
+        rng = np.random.default_rng(seed)
+        d = int(rng.integers(2, 12))
+        models = [GaussianDiscriminantClassifier(components=components)
+                  for components in ("auto", "class", "task_class")]
+        for _ in range(3):
+            rows = 1e6 + 1e-6 * rng.normal(size=(3, d))
+            y = rng.integers(0, 3, int(rng.integers(1, 6)))
+            weights = rng.random(len(y))
+            for clf in models:
+                clf.partial_fit(rows[y], y, classes=[0, 1, 2], sample_weight=weights)
+        auto, one, per_call = models
+        proba = auto.predict_proba(rows)
+        assert np.isfinite(proba).all()
+        np.testing.assert_allclose(proba.sum(1), 1)
+        np.testing.assert_array_equal(auto.predict(rows), auto.classes_[proba.argmax(1)])
+        n_components = len(auto.component_classes_)
+        assert len(one.component_classes_) <= n_components <= len(per_call.component_classes_)

@@ -57,16 +57,28 @@ __all__ = ["between_task_scores", "component_keys", "runs"]
 _RIDGE = 1e-10
 
 
-def _whiten(covariance):
+def _whiten(make_covariance):
     """x ↦ L⁻¹x for Σ + ε·I = LLᵀ: then δᵀ(Σ + ε·I)⁻¹δ = ‖L⁻¹δ‖².
 
-    ``covariance`` is the caller's own: the ridge is added and the factor
-    computed in its memory (no D×D copy).
+    ``make_covariance()`` builds Σ afresh: the ridge is added and the
+    factor computed in its memory (no D×D copy). Where Σ is rounding
+    alone (rows identical within every group: its entries 1e-37, some
+    negative) the ridge cannot make it positive definite; then Σ is built
+    again and whitened by its spectrum, each eigenvalue raised to the
+    ridge: x ↦ diag(λ)^(−1/2) Vᵀx.
     """
+    covariance = make_covariance()
     d = len(covariance)
     scale = float(np.trace(covariance)) / d
-    covariance[np.diag_indices(d)] += _RIDGE * (scale if scale > 0 else 1.0)
-    lower = cholesky(covariance, overwrite=True)
+    ridge = _RIDGE * (scale if scale > 0 else 1.0)
+    covariance[np.diag_indices(d)] += ridge
+    try:
+        lower = cholesky(covariance, overwrite=True)
+    except np.linalg.LinAlgError:
+        del covariance
+        values, vectors = np.linalg.eigh(make_covariance())
+        factor = vectors / np.sqrt(np.maximum(values + ridge, ridge))
+        return lambda X: np.atleast_2d(X) @ factor
     return lambda X: solve_triangular(lower, np.atleast_2d(X).T, lower=True).T
 
 
@@ -105,7 +117,8 @@ def runs(moments):
         # The whitening (OAS, Σ and its Cholesky factor: D³) only where
         # there are means to compare; a class-incremental stream has none.
         shrinkage, target = oas_shrinkage(moments.scatter, n)
-        Z = _whiten(shrunk_covariance(moments.scatter, n, shrinkage, target))(moments.means)
+        Z = _whiten(lambda: shrunk_covariance(moments.scatter, n, shrinkage, target))(
+            moments.means)
     price = d * np.log(max(n, np.e))
     out = {}
     for label, groups in per_class.items():
@@ -147,7 +160,7 @@ def between_task_scores(moments, segment=None):
     whiten, out = None, {}
     for label, groups in _per_class(segments.keys).items():
         if len(groups) > 1:
-            whiten = whiten or _whiten(scatter / n)
+            whiten = whiten or _whiten(lambda: scatter / n)
             counts, means = segments.counts[groups], segments.means[groups]
             delta = whiten(means - counts @ means / counts.sum())
             out[label] = (float(counts @ (delta**2).sum(1)), (len(groups) - 1) * d * log_n)
