@@ -16,7 +16,7 @@ module is moved or a state type is added:
   curvature, a CNN's architecture). Built from their fields, they run no
   code of their own when a file is loaded. A record that is only a working
   value of a computation, never kept on an estimator (a ridge's spectrum,
-  LAPACK's routines found through ctypes), says so (``_transient = True``)
+  LAPACK's routines found through ctypes), says so (``working_value = True``)
   and is left out.
 
 ``tests/test_persistence.py`` saves every public estimator, fitted in
@@ -46,7 +46,7 @@ def _is_record(obj, module):
     """A class defined in ``module`` that is a NamedTuple or a dataclass kept on estimators."""
     if not isinstance(obj, type) or obj.__module__ != module:
         return False
-    if getattr(obj, "_transient", False):
+    if getattr(obj, "working_value", False):
         return False
     named_tuple = issubclass(obj, tuple) and "_fields" in vars(obj)
     return named_tuple or dataclasses.is_dataclass(obj)

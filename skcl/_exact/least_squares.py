@@ -76,7 +76,7 @@ class RidgeFit(NamedTuple):
 
     #: A working value of a solve, never kept on an estimator: not trusted in
     #: files (skcl._persistence).
-    _transient = True
+    working_value = True
 
     coef: np.ndarray
     intercept: np.ndarray
@@ -172,7 +172,7 @@ class RidgeSpectrum(NamedTuple):
 
     #: A working value of a solve, never kept on an estimator: not trusted in
     #: files (skcl._persistence).
-    _transient = True
+    working_value = True
 
     x_bar: np.ndarray
     t_bar: np.ndarray

@@ -76,7 +76,7 @@ class Band(NamedTuple):
 
     #: A working value of a solve, never kept on an estimator: not trusted in
     #: files (skcl._persistence).
-    _transient = True
+    working_value = True
 
     bands: np.ndarray
     reflectors: object

@@ -41,7 +41,7 @@ class Routines(NamedTuple):
 
     #: A working value of a solve, never kept on an estimator: not trusted in
     #: files (skcl._persistence).
-    _transient = True
+    working_value = True
 
     sy2sb: object
     sb2st: object
