@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
-from sklearn.datasets import load_digits, load_wine
+from sklearn.datasets import load_digits, load_iris, load_wine
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact import linalg, solve_jax, two_stage
@@ -270,3 +270,32 @@ def test_rescaling_x_changes_no_probability(power, rows, seed):
     for ours, reference in zip(_fitted(X, y, power), _fitted(X, y, 0)):
         np.testing.assert_allclose(ours, reference, rtol=1e-8, atol=1e-8)
 
+
+
+def _minimum_norm_fit(X, y):
+    """The least-squares fit of the one-hot targets of smallest norm (numpy's lstsq)."""
+    T = np.eye(len(np.unique(y)))[np.searchsorted(np.unique(y), y)]
+    x_bar, t_bar = X.mean(0), T.mean(0)
+    coef = np.linalg.lstsq(X - x_bar, T - t_bar, rcond=None)[0]
+    return coef, t_bar - x_bar @ coef
+
+
+@pytest.mark.parametrize("case", ["fewer rows than features", "a duplicated column"])
+def test_alpha_zero_is_the_minimum_norm_least_squares_fit(case):
+    # scikit-learn's Ridge(alpha=0) and lstsq give the fit of smallest norm
+    # where S is singular. Before: an arbitrary interpolating fit (scores 4.4
+    # away on Wine's 9 rows), or a bare LinAlgError "Singular matrix" (Iris
+    # with a column twice), issue 50.
+    if case == "fewer rows than features":
+        X, y = load_wine(return_X_y=True)
+        X = (X - X.mean(0)) / X.std(0)
+        X, y, X_test = X[::20], y[::20], X
+    else:
+        X, y = load_iris(return_X_y=True)
+        X = np.c_[X, X[:, 0]]
+        X, y, X_test = X[::2], y[::2], X[1::2]
+    clf = LeastSquaresClassifier(alpha=0.0).fit(X, y)
+    coef, intercept = _minimum_norm_fit(X, y)
+    np.testing.assert_allclose(clf.coef_, coef.T, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(clf.decision_function(X_test), X_test @ coef + intercept,
+                               rtol=1e-7, atol=1e-9)
