@@ -299,3 +299,48 @@ def test_alpha_zero_is_the_minimum_norm_least_squares_fit(case):
     np.testing.assert_allclose(clf.coef_, coef.T, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(clf.decision_function(X_test), X_test @ coef + intercept,
                                rtol=1e-7, atol=1e-9)
+
+
+_EXACT_VARIANTS = [
+    lambda: GaussianDiscriminantClassifier(),
+    lambda: GaussianDiscriminantClassifier(covariance="per_class"),
+    lambda: GaussianDiscriminantClassifier(predictive="student_t"),
+    lambda: LeastSquaresClassifier(probabilities="ranked"),
+    lambda: LeastSquaresClassifier(probabilities="discriminant"),
+]
+
+
+@pytest.mark.parametrize("make", _EXACT_VARIANTS)
+@pytest.mark.parametrize("method", ["predict_proba", "predict_log_proba", "decision_function",
+                                    "predict"])
+def test_rows_whose_squared_distances_overflow_are_refused_not_nan(make, method):
+    # Before: NaN probabilities from every Gaussian variant and least
+    # squares' "ranked", and a NaN decision_function ("discriminant"), for
+    # test rows beyond about 1e154 (issue 50).
+    X, y = _WINE
+    clf = make().fit(X, y)
+    answer = getattr(clf, method)(X[:5] * 1e150)  # far out, still squarable
+    assert np.isfinite(np.asarray(answer, dtype=float)).all() or method == "predict_log_proba"
+    for scale in (1e155, 1e300):
+        try:
+            answer = getattr(clf, method)(X[:5] * scale)
+        except ValueError as error:
+            assert "too large for this model" in str(error)
+        else:  # the ridge's scores are linear: finite, and so is what reads them
+            assert not np.isnan(np.asarray(answer, dtype=float)).any()
+    np.testing.assert_array_equal(clf.predict(X), make().fit(X, y).predict(X))
+
+
+@pytest.mark.parametrize("make", [GaussianDiscriminantClassifier, LeastSquaresClassifier])
+def test_features_whose_squares_underflow_are_refused_and_change_nothing(make):
+    # Before: Wine scaled to 1e-170 gave 0.40 (the majority class), silently.
+    X, y = _WINE
+    X = (X - X.mean(0)) / X.std(0)
+    assert make().fit(X * 1e-150, y).score(X * 1e-150, y) > 0.95
+    with pytest.raises(ValueError, match="too small to square"):
+        make().fit(X * 1e-170, y)
+    clf = make().partial_fit(X, y, classes=[0, 1, 2])
+    proba = clf.predict_proba(X)
+    with pytest.raises(ValueError, match="too small to square"):
+        clf.partial_fit(X * 1e-170, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), proba)

@@ -24,6 +24,7 @@ from .._utils.validation import Interval, StrOptions, is_dask_array
 from .backend import BACKENDS, resolve_backend
 from .moments import empty_moments, merge
 from .predictive import log_normalise
+from .ranges import answerable, refuse_underflow
 from .task import dask_task_moments, task_moments
 
 __all__ = ["ExactClassifier", "all_moments", "choose"]
@@ -241,6 +242,8 @@ class ExactClassifier(BaseSequentialClassifier):
         X, y, sample_weight, first, grown = validate(
             X, y, classes, sample_weight, infer_classes=infer_classes
         )
+        if not is_dask_array(X):
+            refuse_underflow(X)
         if first:
             self._start_sequence()
         else:
@@ -398,7 +401,7 @@ class ExactClassifier(BaseSequentialClassifier):
         ``classes_[1]``) or one score, else (n_samples, n_classes)
         """
         view = self._snapshot()
-        columns = type(self)._decision_columns(view, type(self)._check_X(view, X))
+        columns = answerable(type(self)._decision_columns(view, type(self)._check_X(view, X)))
         if columns.shape[1] == 1:
             return columns[:, 0]
         if columns.shape[1] == 2:
@@ -420,7 +423,7 @@ class ExactClassifier(BaseSequentialClassifier):
         ndarray of shape (n_samples,)
         """
         view = self._snapshot()
-        columns = type(self)._decision_columns(view, type(self)._check_X(view, X))
+        columns = answerable(type(self)._decision_columns(view, type(self)._check_X(view, X)))
         if columns.shape[1] == 1:  # one score: classes_[1] where positive
             if len(view.classes_) == 1:
                 return np.repeat(view.classes_, len(columns))
@@ -440,7 +443,8 @@ class ExactClassifier(BaseSequentialClassifier):
             −inf for a declared class with no rows yet.
         """
         view = self._snapshot()
-        return log_normalise(type(self)._joint_log_likelihood(view, type(self)._check_X(view, X)))
+        joint = type(self)._joint_log_likelihood(view, type(self)._check_X(view, X))
+        return log_normalise(answerable(joint))
 
     def predict_proba(self, X):
         """p(c | x) of each class (the estimator's docstring says from what).
