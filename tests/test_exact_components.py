@@ -264,7 +264,9 @@ def test_weights_that_rescale_uniformly_change_no_component():
     calls = [rng.integers(0, len(y), 30) for _ in range(50)]
     models = []
     for weight in (1.0, 10.0, 0.01):
-        clf = GaussianDiscriminantClassifier()
+        # A float shrinkage: OAS's sample size is the weight, as scikit-learn's
+        # sample-weight contract (an integer weight is that many copies) asks.
+        clf = GaussianDiscriminantClassifier(0.1)
         for rows in calls:
             clf.partial_fit(X[rows], y[rows], classes=[0, 1, 2],
                             sample_weight=np.full(len(rows), weight))

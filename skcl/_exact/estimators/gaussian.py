@@ -203,9 +203,9 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         return component_keys(everything, self._rows()).__getitem__
 
     def _rows(self):
-        """The rows learned: what the components' test and OAS count, not weights.
+        """The rows learned: what the components' test counts, not weights.
 
-        Weights that rescale uniformly then change nothing in the model.
+        Weights that rescale uniformly then change no component.
         """
         return float(sum(record["n_samples"] for record in self.history_))
 
@@ -219,7 +219,9 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
             # component's mean): every row, a closed form, nothing random.
-            shrinkage, target = oas_shrinkage(components.scatter, components.total, self._rows())
+            # Weights as copies of rows (scikit-learn's contract), unlike
+            # the components' test.
+            shrinkage, target = oas_shrinkage(components.scatter, components.total)
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0:
