@@ -14,7 +14,10 @@ module is moved or a state type is added:
   gradient-trained family and of ``skcl.feature_extraction`` (the moments,
   a Gaussian fit, a network's shape, a consolidation's state, a
   curvature, a CNN's architecture). Built from their fields, they run no
-  code of their own when a file is loaded.
+  code of their own when a file is loaded. A record that is only a working
+  value of a computation, never kept on an estimator (a ridge's spectrum,
+  LAPACK's routines found through ctypes), says so (``working_value = True``)
+  and is left out.
 
 ``tests/test_persistence.py`` saves every public estimator, fitted in
 each structure it can hold, and checks that the file's untrusted types
@@ -40,8 +43,10 @@ def _full_name(cls):
 
 
 def _is_record(obj, module):
-    """A class defined in ``module`` that is a NamedTuple or a dataclass."""
+    """A class defined in ``module`` that is a NamedTuple or a dataclass kept on estimators."""
     if not isinstance(obj, type) or obj.__module__ != module:
+        return False
+    if getattr(obj, "working_value", False):
         return False
     named_tuple = issubclass(obj, tuple) and "_fields" in vars(obj)
     return named_tuple or dataclasses.is_dataclass(obj)

@@ -9,7 +9,7 @@ import scipy.linalg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
-from sklearn.datasets import load_digits, load_wine
+from sklearn.datasets import load_digits, load_iris, load_wine
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact import linalg, solve_jax, two_stage
@@ -298,3 +298,77 @@ def test_rescaling_x_changes_no_probability(power, rows, seed):
     for ours, reference in zip(_fitted(X, y, power), _fitted(X, y, 0)):
         np.testing.assert_allclose(ours, reference, rtol=1e-8, atol=1e-8)
 
+
+
+def _minimum_norm_fit(X, y):
+    """The least-squares fit of the one-hot targets of smallest norm (numpy's lstsq)."""
+    T = np.eye(len(np.unique(y)))[np.searchsorted(np.unique(y), y)]
+    x_bar, t_bar = X.mean(0), T.mean(0)
+    coef = np.linalg.lstsq(X - x_bar, T - t_bar, rcond=None)[0]
+    return coef, t_bar - x_bar @ coef
+
+
+@pytest.mark.parametrize("case", ["fewer rows than features", "a duplicated column"])
+def test_alpha_zero_is_the_minimum_norm_least_squares_fit(case):
+    # scikit-learn's Ridge(alpha=0) and lstsq give the fit of smallest norm
+    # where S is singular. Before: an arbitrary interpolating fit (scores 4.4
+    # away on Wine's 9 rows), or a bare LinAlgError "Singular matrix" (Iris
+    # with a column twice), issue 50.
+    if case == "fewer rows than features":
+        X, y = load_wine(return_X_y=True)
+        X = (X - X.mean(0)) / X.std(0)
+        X, y, X_test = X[::20], y[::20], X
+    else:
+        X, y = load_iris(return_X_y=True)
+        X = np.c_[X, X[:, 0]]
+        X, y, X_test = X[::2], y[::2], X[1::2]
+    clf = LeastSquaresClassifier(alpha=0.0).fit(X, y)
+    coef, intercept = _minimum_norm_fit(X, y)
+    np.testing.assert_allclose(clf.coef_, coef.T, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(clf.decision_function(X_test), X_test @ coef + intercept,
+                               rtol=1e-7, atol=1e-9)
+
+
+_EXACT_VARIANTS = [
+    lambda: GaussianDiscriminantClassifier(),
+    lambda: GaussianDiscriminantClassifier(covariance="per_class"),
+    lambda: GaussianDiscriminantClassifier(predictive="student_t"),
+    lambda: LeastSquaresClassifier(probabilities="ranked"),
+    lambda: LeastSquaresClassifier(probabilities="discriminant"),
+]
+
+
+@pytest.mark.parametrize("make", _EXACT_VARIANTS)
+@pytest.mark.parametrize("method", ["predict_proba", "predict_log_proba", "decision_function",
+                                    "predict"])
+def test_rows_whose_squared_distances_overflow_are_refused_not_nan(make, method):
+    # Before: NaN probabilities from every Gaussian variant and least
+    # squares' "ranked", and a NaN decision_function ("discriminant"), for
+    # test rows beyond about 1e154 (issue 50).
+    X, y = _WINE
+    clf = make().fit(X, y)
+    answer = getattr(clf, method)(X[:5] * 1e150)  # far out, still squarable
+    assert np.isfinite(np.asarray(answer, dtype=float)).all() or method == "predict_log_proba"
+    for scale in (1e155, 1e300):
+        try:
+            answer = getattr(clf, method)(X[:5] * scale)
+        except ValueError as error:
+            assert "too large for this model" in str(error)
+        else:  # the ridge's scores are linear: finite, and so is what reads them
+            assert not np.isnan(np.asarray(answer, dtype=float)).any()
+    np.testing.assert_array_equal(clf.predict(X), make().fit(X, y).predict(X))
+
+
+@pytest.mark.parametrize("make", [GaussianDiscriminantClassifier, LeastSquaresClassifier])
+def test_features_whose_squares_underflow_are_refused_and_change_nothing(make):
+    # Before: Wine scaled to 1e-170 gave 0.40 (the majority class), silently.
+    X, y = _WINE
+    X = (X - X.mean(0)) / X.std(0)
+    assert make().fit(X * 1e-150, y).score(X * 1e-150, y) > 0.95
+    with pytest.raises(ValueError, match="too small to square"):
+        make().fit(X * 1e-170, y)
+    clf = make().partial_fit(X, y, classes=[0, 1, 2])
+    proba = clf.predict_proba(X)
+    with pytest.raises(ValueError, match="too small to square"):
+        clf.partial_fit(X * 1e-170, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), proba)

@@ -122,3 +122,23 @@ def test_the_trusted_types_are_skcl_estimators_and_plain_records():
     # What a user would otherwise type by hand, found from the classes.
     for cls in (skcl.AQCClassifier, skcl.GaussianDiscriminantClassifier, RandomFeatures):
         assert f"{cls.__module__}.{cls.__qualname__}" in names
+
+
+def test_every_exact_record_trusted_is_one_a_fitted_exact_estimator_holds():
+    # Before: the working values of a solve (LAPACK's ctypes routines, the
+    # ridge's spectrum and fit, a band reduction) were trusted too, though
+    # no estimator keeps them (issue 50).
+    X, y = load_iris(return_X_y=True)
+    held = set()
+    for est in [skcl.GaussianDiscriminantClassifier(),
+                skcl.GaussianDiscriminantClassifier("heldout", covariance="per_class",
+                                                    predictive="student_t", random_state=0),
+                skcl.LeastSquaresClassifier(),
+                skcl.LeastSquaresClassifier(1.0, probabilities="discriminant"),
+                skcl.LeastSquaresClassifier("heldout", probabilities="ranked", random_state=0)]:
+        for t in range(3):
+            est.partial_fit(X[t::3], y[t::3], classes=[0, 1, 2])
+        est.predict_proba(X)  # the solve and what predictions derive from it
+        held.update(sio.get_untrusted_types(data=sio.dumps(est)))
+    trusted = {name for name in skcl.trusted_types() if name.startswith("skcl._exact.")}
+    assert trusted == held

@@ -242,3 +242,81 @@ def test_huge_sample_weight_named(iris_xy):
     with pytest.raises(ValueError, match="sample_weight is too large"):
         est.fit(X, y, sample_weight=np.full(len(y), 1e308))
     assert not hasattr(est, "classes_")
+
+
+# ---------------------------------------------- settings changed after a solve
+
+
+def _ridge_on_one_hot(X, y, alpha):
+    """scikit-learn's Ridge on the one-hot targets: what LeastSquaresClassifier fits."""
+    from sklearn.linear_model import Ridge
+    return Ridge(alpha=alpha).fit(X, np.eye(3)[y])
+
+
+@pytest.mark.parametrize("first_use", ["predict", "coef_", None])
+def test_a_setting_changed_after_the_solve_acts(iris_xy, first_use):
+    # Before: set_params(alpha=500) after a prediction left alpha_ at GCV's
+    # choice, while a model whose solve was pending took 500 (issue 50).
+    X, y = iris_xy
+    est = LeastSquaresClassifier().partial_fit(X, y, classes=[0, 1, 2])
+    if first_use == "predict":
+        est.predict(X)
+    elif first_use == "coef_":
+        est.coef_  # noqa: B018  (the solve, through reading an attribute)
+    est.set_params(alpha=500.0)
+    assert est.alpha_ == 500.0
+    ridge = _ridge_on_one_hot(X, y, 500.0)
+    np.testing.assert_allclose(est.coef_, ridge.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(est.decision_function(X), ridge.predict(X), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_the_gaussian_s_shrinkage_changed_after_the_solve_acts(iris_xy):
+    # Before: probabilities unchanged after set_params(shrinkage=0.9).
+    X, y = iris_xy
+    est = GaussianDiscriminantClassifier().fit(X, y)
+    est.predict_proba(X)
+    est.set_params(shrinkage=0.9)
+    fresh = GaussianDiscriminantClassifier(shrinkage=0.9).fit(X, y)
+    assert est.shrinkage_ == 0.9
+    np.testing.assert_allclose(est.predict_proba(X), fresh.predict_proba(X), rtol=1e-12,
+                               atol=1e-14)
+
+
+@pytest.mark.parametrize("make, param, value", [
+    (LeastSquaresClassifier, "alpha", -1.0),
+    (GaussianDiscriminantClassifier, "shrinkage", 2.0),
+    (GaussianDiscriminantClassifier, "components", "bogus"),
+])
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "decision_function"])
+def test_a_bad_setting_after_the_solve_is_refused_as_before_it(iris_xy, make, param, value,
+                                                               method):
+    # Before: accepted silently after a solve, refused before it.
+    X, y = iris_xy
+    est = make().partial_fit(X, y, classes=[0, 1, 2])
+    expected = est.predict_proba(X)
+    est.set_params(**{param: value})
+    with pytest.raises(InvalidParameterError) as raised:
+        getattr(est, method)(X[:3])
+    assert str(raised.value) == fit_message(est, X, y)
+    est.set_params(**{param: make().get_params()[param]})
+    np.testing.assert_array_equal(est.predict_proba(X), expected)
+
+
+def test_the_covariance_structure_changed_after_the_solve_is_refused(iris_xy):
+    # Fixed by the first task: the shared model's sums hold no per-class
+    # scatter. Before: ignored after a solve.
+    X, y = iris_xy
+    est = GaussianDiscriminantClassifier().fit(X, y)
+    est.predict(X)
+    est.set_params(covariance="per_class")
+    with pytest.raises(ValueError, match="covariance structure cannot change"):
+        est.predict(X)
+
+
+def test_a_prediction_setting_or_the_same_value_keeps_the_solve(iris_xy):
+    X, y = iris_xy
+    est = LeastSquaresClassifier().fit(X, y)
+    solve = est.coef_
+    est.set_params(alpha="auto", probabilities="discriminant", verbose=0)
+    assert est.coef_ is solve

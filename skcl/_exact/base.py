@@ -10,6 +10,7 @@ bookkeeping of tasks. numpy only, but for the solve on a JAX device
 
 
 import logging
+import threading
 import time
 from numbers import Real
 
@@ -23,6 +24,7 @@ from .._utils.validation import Interval, StrOptions, is_dask_array
 from .backend import BACKENDS, resolve_backend
 from .moments import empty_moments, merge
 from .predictive import log_normalise
+from .ranges import answerable, refuse_underflow
 from .task import dask_task_moments, task_moments
 
 __all__ = ["ExactClassifier", "all_moments", "choose"]
@@ -31,6 +33,13 @@ logger = logging.getLogger("skcl.estimators")
 
 #: The attribute holding what is derived from the solve at its first use.
 _DERIVED = "_derived_cache"
+
+#: Held while an estimator's state changes in more than one attribute (a
+#: task committed, a solve installed, a setting changed) and while a
+#: prediction copies it, so that a prediction reads one consistent state
+#: (:meth:`ExactClassifier._snapshot`). Held for microseconds, never
+#: while computing.
+_STATE_LOCK = threading.RLock()
 
 
 class ExactClassifier(BaseSequentialClassifier):
@@ -63,6 +72,16 @@ class ExactClassifier(BaseSequentialClassifier):
     (:meth:`_derived`) and kept beside them until the moments change. Both
     are pure functions of the moments: whether they are computed yet
     changes no result, and nothing is recomputed per call.
+
+    **Settings and threads.** ``set_params`` of a setting the solve reads
+    drops the solve, so that it acts (and is checked) at the next use, as
+    it would have before the first solve; a setting only predictions read
+    (``_prediction_params``) is checked by each of them. A prediction
+    reads one copy of the state, taken at once (:meth:`_snapshot`), and
+    ``partial_fit`` changes the state in one step under a lock, with the
+    new task's solve left to its first use: a prediction made while
+    another thread calls ``partial_fit`` on a fitted estimator is that of
+    the model before the call or of the model after it, never a mix.
     """
 
     _parameter_constraints = {
@@ -87,16 +106,71 @@ class ExactClassifier(BaseSequentialClassifier):
     def __getattr__(self, name):
         # Only called when normal lookup fails: a solved attribute missing
         # after partial_fit is computed now, from the moments kept.
-        state = vars(self)
-        if (name in type(self)._solved_attributes or name == _DERIVED) and "moments_" in state:
-            self._solve_now()
-            if name in state:
-                return state[name]
+        if (name in type(self)._solved_attributes or name == _DERIVED) and "moments_" in vars(self):
+            solved = vars(self._snapshot())
+            if name in solved:
+                return solved[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _snapshot(self):
+        """The estimator as it is now, solved: a copy that other threads do not change.
+
+        The state is copied at once (under ``_STATE_LOCK``); where it has
+        no solve, the copy is solved, and the solve is kept on the
+        estimator too if its state is still the one copied (no task, no
+        setting changed meanwhile: else the next use solves again).
+
+        Returns
+        -------
+        ExactClassifier
+            Of the same class, sharing every attribute's value with the
+            estimator (the derived cache included), never written by it.
+        """
+        with _STATE_LOCK:
+            state = dict(vars(self))
+        view = object.__new__(type(self))
+        vars(view).update(state)
+        if "moments_" in state and not all(name in state for name in self._solved_attributes):
+            type(self)._solve_now(view)
+            solved = {name: vars(view)[name] for name in self._stale_names()}
+            with _STATE_LOCK:
+                current = vars(self)
+                if current.keys() == state.keys() and all(
+                        current[name] is value for name, value in state.items()):
+                    current.update(solved)
+        return view
+
+    @classmethod
+    def _stale_names(cls):
+        """The attributes a solve sets, dropped when what it read changes."""
+        return (*cls._solved_attributes, _DERIVED, "solve_time_")
+
+    def set_params(self, **params):
+        """Set the estimator's parameters (scikit-learn's ``set_params``).
+
+        A parameter the solve reads, changed on a fitted estimator, drops
+        the solve: the next use solves again with it, and checks it, as
+        before the first solve (``partial_fit`` only adds moments, so the
+        model stays the one the moments and the settings define).
+
+        Returns
+        -------
+        self
+        """
+        with _STATE_LOCK:
+            before = self.get_params(deep=False)
+            super().set_params(**params)
+            after = self.get_params(deep=False)
+            solve_reads = set(before) - set(self._prediction_params) - {"verbose"}
+            if any(not _same(before[name], after[name]) for name in solve_reads):
+                for name in self._stale_names():
+                    vars(self).pop(name, None)
+        return self
 
     def _solve_now(self):
         """Run the solve on the moments kept and set the attributes it gives."""
         self._check_params()  # set_params may have changed them since partial_fit
+        self._check_same_structure()
         tic = time.perf_counter()
         fitted = self._solve(self.moments_, self.heldout_moments_)
         for name, value in fitted.items():
@@ -168,6 +242,8 @@ class ExactClassifier(BaseSequentialClassifier):
         X, y, sample_weight, first, grown = validate(
             X, y, classes, sample_weight, infer_classes=infer_classes
         )
+        if not is_dask_array(X):
+            refuse_underflow(X)
         if first:
             self._start_sequence()
         else:
@@ -175,13 +251,13 @@ class ExactClassifier(BaseSequentialClassifier):
         # Resolved per task, so that "auto" follows a JAX imported between
         # tasks; the solve reads it too (the last task's).
         self.backend_ = resolve_backend(self.backend)
-        if grown is not None:
-            self.classes_ = grown
-        learned, held = self._task_moments(X, y, sample_weight)
+        # Grown classes are kept with the moments, in one step (_commit).
+        classes = self.classes_ if grown is None else grown
+        learned, held = self._task_moments(X, y, sample_weight, classes)
         moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
         if moments.total + heldout.total <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
-        self._commit(moments, heldout, {
+        self._commit(moments, heldout, classes, {
             "task": self.n_tasks_seen_ + 1,
             "n_samples": int(X.shape[0]),
             "n_heldout": float(held.total),
@@ -207,13 +283,13 @@ class ExactClassifier(BaseSequentialClassifier):
                 "estimator, to start a new sequence."
             )
 
-    def _task_moments(self, X, y, sample_weight):
+    def _task_moments(self, X, y, sample_weight, classes_):
         """The task's moments by (task, class): rows learned from, rows held out.
 
-        Nothing on the estimator changes here, so a task rejected while its
+        ``classes_`` are the classes after the task (grown, or as they
+        were). Nothing on the estimator changes here, so a task rejected while its
         moments are computed (a NaN in a Dask block) leaves it as it was.
         """
-        classes_ = self.classes_
         keys = [(self.n_tasks_seen_, label) for label in classes_.tolist()]
         fraction = float(self.validation_fraction) if self._holds_out() else 0.0
         options = dict(fraction=fraction, seed=self._holdout_seed,
@@ -224,15 +300,17 @@ class ExactClassifier(BaseSequentialClassifier):
         return task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
                             backend=self.backend_, **options)
 
-    def _commit(self, moments, heldout, record):
-        """Keep the merged moments and the task's record; the solve waits for first use."""
+    def _commit(self, moments, heldout, classes_, record):
+        """Keep the merged moments, the classes and the task's record; the solve waits."""
         # The solved attributes are stale from here: dropped, and recomputed
-        # from the new moments at their first use (__getattr__).
-        for name in (*self._solved_attributes, _DERIVED, "solve_time_"):
-            vars(self).pop(name, None)
-        self.moments_, self.heldout_moments_ = moments, heldout
-        self.history_ = [*getattr(self, "history_", []), record]
-        self.n_tasks_seen_ += 1
+        # from the new moments at their first use (__getattr__). One step
+        # under the lock: a prediction sees the state before or after it.
+        with _STATE_LOCK:
+            for name in self._stale_names():
+                vars(self).pop(name, None)
+            self.moments_, self.heldout_moments_, self.classes_ = moments, heldout, classes_
+            self.history_ = [*getattr(self, "history_", []), record]
+            self.n_tasks_seen_ += 1
         if self.verbose:
             show_skcl_logs()
             logger.info("[%s] task %d: %d samples (%.0f held out), %.3f s",
@@ -322,7 +400,8 @@ class ExactClassifier(BaseSequentialClassifier):
         ndarray of shape (n_samples,) with two classes (positive means
         ``classes_[1]``) or one score, else (n_samples, n_classes)
         """
-        columns = self._decision_columns(self._check_X(X))
+        view = self._snapshot()
+        columns = answerable(type(self)._decision_columns(view, type(self)._check_X(view, X)))
         if columns.shape[1] == 1:
             return columns[:, 0]
         if columns.shape[1] == 2:
@@ -343,12 +422,13 @@ class ExactClassifier(BaseSequentialClassifier):
         -------
         ndarray of shape (n_samples,)
         """
-        columns = self._decision_columns(self._check_X(X))
+        view = self._snapshot()
+        columns = answerable(type(self)._decision_columns(view, type(self)._check_X(view, X)))
         if columns.shape[1] == 1:  # one score: classes_[1] where positive
-            if len(self.classes_) == 1:
-                return np.repeat(self.classes_, len(columns))
-            return self.classes_[(columns[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(columns, axis=1)]
+            if len(view.classes_) == 1:
+                return np.repeat(view.classes_, len(columns))
+            return view.classes_[(columns[:, 0] > 0).astype(int)]
+        return view.classes_[np.argmax(columns, axis=1)]
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`: the log joint normalised over classes.
@@ -362,7 +442,9 @@ class ExactClassifier(BaseSequentialClassifier):
         ndarray of shape (n_samples, n_classes)
             −inf for a declared class with no rows yet.
         """
-        return log_normalise(self._joint_log_likelihood(self._check_X(X)))
+        view = self._snapshot()
+        joint = type(self)._joint_log_likelihood(view, type(self)._check_X(view, X))
+        return log_normalise(answerable(joint))
 
     def predict_proba(self, X):
         """p(c | x) of each class (the estimator's docstring says from what).
@@ -378,6 +460,16 @@ class ExactClassifier(BaseSequentialClassifier):
             with no rows yet.
         """
         return np.exp(self.predict_log_proba(X))
+
+
+def _same(a, b):
+    """Whether two values of a parameter are the same setting (1 and 1.0 are not)."""
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 def all_moments(estimator):

@@ -157,7 +157,7 @@ def _oas(a, m, p, n):
 _OAS_ROWS = 256
 
 
-def oas_shrinkage(scatter, n):
+def oas_shrinkage(scatter, n, rows=None):
     """The oracle approximating shrinkage of the correlation of S/n, and its target.
 
     The covariance Ŝ = S/n is standardised, R = Ŝ_jk / (σ_j σ_k) with
@@ -181,6 +181,9 @@ def oas_shrinkage(scatter, n):
         S, a (weighted) scatter about the means.
     n : float
         The rows' total weight.
+    rows : float, optional
+        The number of rows, OAS's sample size (by default n): weights
+        that rescale uniformly then change nothing.
 
     Returns
     -------
@@ -191,6 +194,7 @@ def oas_shrinkage(scatter, n):
         0 the mean of the positive ones (1 if none), so that a feature
         constant in training keeps a finite, data-scaled variance.
     """
+    sample_size = n if rows is None else rows
     variances = np.clip(np.diag(scatter) / n, 0, None)
     # R = Ŝ_jk/(σ_j σ_k) = S_jk·u_j·u_k, u_j = 1/(√n σ_j): its mean diagonal
     # and mean squared entry, a few rows at a time.
@@ -204,7 +208,7 @@ def oas_shrinkage(scatter, n):
         rows *= inverse_sigma[start:start + len(rows), None]
         squares += float(np.vdot(rows, rows))
     trace = float(np.sum(np.diag(scatter) * inverse_sigma**2))
-    shrinkage = _oas(squares / d**2, trace / d, d, n)
+    shrinkage = _oas(squares / d**2, trace / d, d, sample_size)
     positive = variances[variances > 0]
     fill = float(positive.mean()) if len(positive) else 1.0
     return shrinkage, np.where(variances > 0, variances, fill)

@@ -75,6 +75,10 @@ class RidgeFit(NamedTuple):
     intercept : ndarray of shape (n_targets,)
     """
 
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    working_value = True
+
     coef: np.ndarray
     intercept: np.ndarray
 
@@ -114,23 +118,37 @@ def fit_ridge(moments, targets, alpha, linalg=host_linalg):
     targets : ndarray of shape (n_groups, n_targets)
         Each group's target row.
     alpha : float
-        α > 0, or 0 when S is invertible.
+        α ≥ 0. At α = 0 the least-squares fit of smallest norm, S⁺C, as
+        scikit-learn's ``Ridge(alpha=0)`` and numpy's ``lstsq`` give it
+        where S is singular (fewer rows than features, a column repeated).
     linalg : module, default=:mod:`.linalg`
         Where the D×D solve runs (:mod:`.solve_jax` for JAX's device).
 
     Returns
     -------
     RidgeFit
-
-    Raises
-    ------
-    numpy.linalg.LinAlgError
-        When S + αI is singular (α = 0 and fewer rows than features).
     """
     x_bar, t_bar, S, C = _centred(moments, targets)
-    S[np.diag_indices_from(S)] += alpha
-    coef = linalg.solve(S, C)
+    if alpha > 0:
+        S[np.diag_indices_from(S)] += alpha
+        coef = linalg.solve(S, C)
+    else:
+        coef = _minimum_norm_solve(S, C, linalg)
     return RidgeFit(coef, t_bar - x_bar @ coef)
+
+
+def _minimum_norm_solve(S, C, linalg):
+    """S⁺C for a symmetric positive semi-definite S, from its eigendecomposition.
+
+    Eigenvalues below D·ε·λ_max are S's rounding, not its rank (those of
+    a singular S come out at about ε·λ_max, of either sign): their
+    directions are left out, as ``scipy.linalg.pinvh`` does, so that the
+    coefficients have no part in S's null space.
+    """
+    values, vectors = (np.asarray(a) for a in linalg.eigh(S))
+    kept = values > len(S) * np.finfo(np.float64).eps * max(float(values.max()), 0.0)
+    vectors = vectors[:, kept]
+    return vectors @ ((vectors.T @ C) / values[kept, None])
 
 
 class RidgeSpectrum(NamedTuple):
@@ -166,6 +184,10 @@ class RidgeSpectrum(NamedTuple):
     linalg : module
         :mod:`.linalg` or :mod:`.solve_jax`, which holds ``reduction``.
     """
+
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    working_value = True
 
     x_bar: np.ndarray
     t_bar: np.ndarray

@@ -81,6 +81,10 @@ class Band(NamedTuple):
         Their scalar factors.
     """
 
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    working_value = True
+
     bands: np.ndarray
     reflectors: object
     taus: object

@@ -39,6 +39,10 @@ _ONE_CHARACTER = ctypes.c_size_t(1)  # gfortran's hidden length of each CHARACTE
 class Routines(NamedTuple):
     """LAPACK's ``dsytrd_sy2sb`` and ``dsytrd_sb2st``, from one shared library."""
 
+    #: A working value of a solve, never kept on an estimator: not trusted in
+    #: files (skcl._persistence).
+    working_value = True
+
     sy2sb: object
     sb2st: object
     library: str

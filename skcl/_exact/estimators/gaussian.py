@@ -89,7 +89,8 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         sum of its components' posteriors, and no task id is needed at
         test time. "auto" (``skcl._exact.components``) first joins each
         class's consecutive calls whose means the data cannot tell apart
-        (a domain cut into calls is one run), then keeps a class's runs
+        (a domain cut into calls is one run; a run is kept once it has
+        log n rows, so one atypical row cannot open one), then keeps a class's runs
         apart only when their means differ beyond chance: when Rao's score
         statistic T_c (the between-run scatter in the metric of the
         covariance about the class means) exceeds (k_c − 1)·D·log n, the
@@ -199,7 +200,14 @@ class GaussianDiscriminantClassifier(ExactClassifier):
             return class_group
         if self.components == "task_class":
             return lambda key: key
-        return component_keys(everything).__getitem__
+        return component_keys(everything, self._rows()).__getitem__
+
+    def _rows(self):
+        """The rows learned: what the components' test counts, not weights.
+
+        Weights that rescale uniformly then change no component.
+        """
+        return float(sum(record["n_samples"] for record in self.history_))
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
@@ -211,6 +219,8 @@ class GaussianDiscriminantClassifier(ExactClassifier):
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
             # component's mean): every row, a closed form, nothing random.
+            # Weights as copies of rows (scikit-learn's contract), unlike
+            # the components' test.
             shrinkage, target = oas_shrinkage(components.scatter, components.total)
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)

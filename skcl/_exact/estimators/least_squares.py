@@ -78,7 +78,9 @@ class LeastSquaresClassifier(ExactClassifier):
         nothing random; on all data of CI Split Iris, Wine and digits it
         picks the α of scikit-learn's ``RidgeClassifierCV`` (leave-one-out)
         on the same grid. "heldout" picks c by the exact squared error of
-        rows held out (``validation_fraction``, ``random_state``).
+        rows held out (``validation_fraction``, ``random_state``). 0 gives
+        the least-squares fit of smallest norm where the scatter is singular
+        (fewer rows than features, a column repeated), as ``Ridge(alpha=0)``.
     probabilities : {"scores", "discriminant", "ranked"}, default="scores"
         How ``predict_proba`` reads the scores s = Bᵀx + b. "scores":
         softmax(a·s) (sigmoid(a·s) with two classes), its one inverse
