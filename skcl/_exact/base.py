@@ -21,6 +21,7 @@ from .._sequential import BaseSequentialClassifier
 from .._utils.logging import show_skcl_logs
 from .._utils.validation import Interval, StrOptions, is_dask_array
 from .backend import BACKENDS, resolve_backend
+from .forgetting import scaled
 from .moments import empty_moments, merge
 from .predictive import log_normalise
 from .task import dask_task_moments, task_moments
@@ -71,10 +72,18 @@ class ExactClassifier(BaseSequentialClassifier):
         "grow_classes": ["boolean"],
         "verbose": ["verbose"],
         "backend": [StrOptions(set(BACKENDS))],
+        "decay": [Interval(Real, 0, 1, closed="right")],
+        "store_group_scatter": ["boolean"],
     }
 
-    #: Whether each group's own scatter is kept (per-class covariances).
-    _per_group_scatter = False
+    @property
+    def _per_group_scatter(self):
+        """Whether each group's own scatter is kept (per-class covariances, forgetting).
+
+        ``store_group_scatter`` and ``decay`` are read with defaults, so
+        that a subclass without them (the contributing guide's) works.
+        """
+        return bool(getattr(self, "store_group_scatter", False))
 
     #: The fitted attributes the solve sets (absent from ``vars`` while
     #: the moments have changed since the last solve).
@@ -178,7 +187,11 @@ class ExactClassifier(BaseSequentialClassifier):
         if grown is not None:
             self.classes_ = grown
         learned, held = self._task_moments(X, y, sample_weight)
-        moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
+        # decay: the rows learned so far weigh λ times what they did (one
+        # factor per call), so call t's rows weigh λ^(calls after t).
+        decay = float(getattr(self, "decay", 1.0))
+        moments = merge(scaled(self.moments_, decay), learned)
+        heldout = merge(scaled(self.heldout_moments_, decay), held)
         if moments.total + heldout.total <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
         self._commit(moments, heldout, {
@@ -187,6 +200,7 @@ class ExactClassifier(BaseSequentialClassifier):
             "n_heldout": float(held.total),
             "time": time.perf_counter() - tic,
         })
+        self._task_scales = [*(s * decay for s in self._task_scales), 1.0]
 
     def _start_sequence(self):
         """Empty moments and task count for the sequence's first task."""
@@ -194,6 +208,7 @@ class ExactClassifier(BaseSequentialClassifier):
         self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
                               if self._holds_out() else 0)
         self.n_tasks_seen_ = 0
+        self._task_scales = []
         self.moments_ = self.heldout_moments_ = empty_moments(
             self.n_features_in_, self._per_group_scatter
         )
