@@ -124,6 +124,19 @@ class ForgettingMixin:
         self._check_task(task)
         return self._forget_groups(lambda key: key[0] == task, f"task {task}")
 
+    # ------------------------------------------ merging's hooks (merging.merge_models)
+
+    def _merge_state(self):
+        """What merging reads beyond the public attributes: the held-out hash's
+        seed (and whether rows are held out), each call's decay factor."""
+        return {"holds_out": bool(self.heldout_moments_.keys) or self._holds_out(),
+                "holdout_seed": self._holdout_seed, "task_scales": list(self._task_scales)}
+
+    def _take_merge_state(self, state):
+        """Set what :meth:`_merge_state` gave, on a merged model."""
+        self._holdout_seed = state["holdout_seed"]
+        self._task_scales = list(state["task_scales"])
+
     # ------------------------------------------------------------------ helpers
 
     def _check_forgettable(self):
