@@ -210,3 +210,14 @@ def test_forgetting_through_random_features_on_ci_split_mnist(cls, shared_data_d
     refit = learn(remaining)
     _assert_same_model(model, refit, X_test)
     _assert_same_hyperparameters(model[-1], refit[-1])
+
+
+@pytest.mark.parametrize("params", [dict(covariance="per_class", shrinkage=0.1),
+                                    dict(store_group_scatter=True)])
+def test_forgetting_rows_downdates_each_groups_own_scatter(params):
+    model = _learn(GaussianDiscriminantClassifier(**params), TASKS)
+    X, y = TASKS[1]
+    model.forget(X[::2], y[::2])
+    left = (np.delete(X, np.s_[::2], axis=0), np.delete(y, np.s_[::2]))
+    refit = _learn(GaussianDiscriminantClassifier(**params), [TASKS[0], left, *TASKS[2:]])
+    _assert_same_model(model, refit, X_TEST)
