@@ -28,6 +28,7 @@ _LAZY = {
     "GVCLClassifier": "._gradient.estimators.variational",
     "GaussianDiscriminantClassifier": "._exact.estimators.gaussian",
     "LeastSquaresClassifier": "._exact.estimators.least_squares",
+    "merge_models": "._exact.merging",
 }
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "NCClassifier",
     "OnlineEWCClassifier",
     "SIClassifier",
+    "merge_models",
     "trusted_types",
 ]
 

@@ -241,6 +241,59 @@ class Pipeline(_sk_pipeline.Pipeline):
             self.steps[idx] = (self.steps[idx][0], step)
         return self
 
+    def _final_step_forgets(self):
+        """Whether the final step can forget (``available_if``'s check): the exact family."""
+        getattr(self._final_estimator, "forget")
+        return True
+
+    @available_if(_final_step_forgets)
+    def forget(self, X, y, sample_weight=None, *, task=None):
+        """Forget rows learned before: the leading steps transform them, the final step forgets.
+
+        The result is the pipeline a fit on the remaining rows gives,
+        since the leading steps are frozen (see the final step's
+        ``forget``; with ``partial_fit_transformers=True`` they are not,
+        and the steps are left as they are).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The rows, as the first step expects them.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        task : int, default=None
+            The call that learned them (the final step's ``forget``).
+
+        Returns
+        -------
+        self : Pipeline
+        """
+        self._check_leading_steps_fitted()
+        self._final_estimator.forget(self.transform_leading(X), y, sample_weight, task=task)
+        return self
+
+    @available_if(_final_step_forgets)
+    def forget_classes(self, classes):
+        """The final step's ``forget_classes``: no rows, nothing to transform.
+
+        Returns
+        -------
+        self : Pipeline
+        """
+        self._final_estimator.forget_classes(classes)
+        return self
+
+    @available_if(_final_step_forgets)
+    def forget_task(self, task):
+        """The final step's ``forget_task``: no rows, nothing to transform.
+
+        Returns
+        -------
+        self : Pipeline
+        """
+        self._final_estimator.forget_task(task)
+        return self
+
     def leading_steps(self):
         """The steps before the final one, as ``partial_fit`` runs them.
 

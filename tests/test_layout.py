@@ -23,6 +23,12 @@ _SCORER = ("scikit-learn has no public way to read a scorer's metric, sign and a
            "_scorer_parts is the one adapter (scikit-learn >= 1.4 stores them so)")
 _MARK = "skcl's own mark on its metric function, set and read in this one module"
 ALLOWED_PRIVATE_ACCESS = {
+    ("_exact/merging.py", "model._merge_state"):
+        "merge_models is the public face of the exact estimators' merging hooks",
+    ("_exact/merging.py", "first._merge_state"):
+        "merge_models is the public face of the exact estimators' merging hooks",
+    ("_exact/merging.py", "merged._take_merge_state"):
+        "merge_models is the public face of the exact estimators' merging hooks",
     ("_gradient/deferred_folds.py", "estimator._complete_fold"):
         "complete_pending_fold is the public face of the mixin's hook, in the mixin's module",
     ("_sequential.py", "estimator._check_params"):

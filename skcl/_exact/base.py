@@ -22,6 +22,7 @@ from .._sequential import BaseSequentialClassifier
 from .._utils.logging import show_skcl_logs
 from .._utils.validation import Interval, StrOptions, is_dask_array
 from .backend import BACKENDS, resolve_backend
+from .forgetting import scaled
 from .moments import empty_moments, merge
 from .predictive import log_normalise
 from .ranges import answerable, refuse_underflow
@@ -90,10 +91,15 @@ class ExactClassifier(BaseSequentialClassifier):
         "grow_classes": ["boolean"],
         "verbose": ["verbose"],
         "backend": [StrOptions(set(BACKENDS))],
+        "decay": [Interval(Real, 0, 1, closed="right")],
+        "store_group_scatter": ["boolean"],
     }
 
-    #: Whether each group's own scatter is kept (per-class covariances).
-    _per_group_scatter = False
+    @property
+    def _per_group_scatter(self):
+        """Whether each group's own scatter is kept (per-class covariances, forgetting)."""
+        # Read with a default: a subclass without it (the contributing guide's) works.
+        return bool(getattr(self, "store_group_scatter", False))
 
     #: The fitted attributes the solve sets (absent from ``vars`` while
     #: the moments have changed since the last solve).
@@ -118,13 +124,9 @@ class ExactClassifier(BaseSequentialClassifier):
         The state is copied at once (under ``_STATE_LOCK``); where it has
         no solve, the copy is solved, and the solve is kept on the
         estimator too if its state is still the one copied (no task, no
-        setting changed meanwhile: else the next use solves again).
-
-        Returns
-        -------
-        ExactClassifier
-            Of the same class, sharing every attribute's value with the
-            estimator (the derived cache included), never written by it.
+        setting changed meanwhile: else the next use solves again). The
+        copy, of the same class, shares every attribute's value with the
+        estimator (the derived cache included) and is never written by it.
         """
         with _STATE_LOCK:
             state = dict(vars(self))
@@ -254,14 +256,17 @@ class ExactClassifier(BaseSequentialClassifier):
         # Grown classes are kept with the moments, in one step (_commit).
         classes = self.classes_ if grown is None else grown
         learned, held = self._task_moments(X, y, sample_weight, classes)
-        moments, heldout = merge(self.moments_, learned), merge(self.heldout_moments_, held)
+        # decay: the rows learned so far weigh λ times what they did (one
+        # factor per call), so call t's rows weigh λ^(calls after t).
+        decay = float(getattr(self, "decay", 1.0))
+        moments = merge(scaled(self.moments_, decay), learned)
+        heldout = merge(scaled(self.heldout_moments_, decay), held)
         if moments.total + heldout.total <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
-        self._commit(moments, heldout, classes, {
-            "task": self.n_tasks_seen_ + 1,
-            "n_samples": int(X.shape[0]),
-            "n_heldout": float(held.total),
-            "time": time.perf_counter() - tic,
+        scales = [*(s * decay for s in self._task_scales), 1.0]
+        self._commit(moments, heldout, classes, scales, {
+            "task": self.n_tasks_seen_ + 1, "n_samples": int(X.shape[0]),
+            "n_heldout": float(held.total), "time": time.perf_counter() - tic,
         })
 
     def _start_sequence(self):
@@ -270,6 +275,7 @@ class ExactClassifier(BaseSequentialClassifier):
         self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
                               if self._holds_out() else 0)
         self.n_tasks_seen_ = 0
+        self._task_scales = []
         self.moments_ = self.heldout_moments_ = empty_moments(
             self.n_features_in_, self._per_group_scatter
         )
@@ -300,8 +306,9 @@ class ExactClassifier(BaseSequentialClassifier):
         return task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
                             backend=self.backend_, **options)
 
-    def _commit(self, moments, heldout, classes_, record):
-        """Keep the merged moments, the classes and the task's record; the solve waits."""
+    def _commit(self, moments, heldout, classes_, task_scales, record):
+        """Keep the merged moments, the classes, each call's weight factor (decay)
+        and the task's record; the solve waits."""
         # The solved attributes are stale from here: dropped, and recomputed
         # from the new moments at their first use (__getattr__). One step
         # under the lock: a prediction sees the state before or after it.
@@ -309,6 +316,7 @@ class ExactClassifier(BaseSequentialClassifier):
             for name in self._stale_names():
                 vars(self).pop(name, None)
             self.moments_, self.heldout_moments_, self.classes_ = moments, heldout, classes_
+            self._task_scales = task_scales
             self.history_ = [*getattr(self, "history_", []), record]
             self.n_tasks_seen_ += 1
         if self.verbose:

@@ -72,8 +72,8 @@ leaves only the first: a Gaussian with covariance (1 + 1/n_g)·ν·I.
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import minimize_scalar
-from scipy.special import gammaln, logsumexp
+from scipy.optimize import brentq
+from scipy.special import gammaln, logsumexp, softmax
 from scipy.stats import qmc
 
 from .gaussian import (
@@ -309,8 +309,17 @@ def score_temperature(moments, coef, intercept, targets, n_draws=2048, seed=0):
     rho = oas_coefficient(covariance, projected.total)
     covariance = (1 - rho) * covariance + rho * np.trace(covariance) / len(covariance) * np.eye(
         len(covariance))
-    values, vectors = np.linalg.eigh(covariance)
-    root = vectors * np.sqrt(np.clip(values, 0, None))
+    # A square root of Σ that is a continuous function of it: Cholesky's
+    # (Σ is positive definite once shrunk). The spectrum's V·diag(λ)^½ is
+    # not: where two eigenvalues tie (the empty columns of two declared
+    # classes with no rows) its vectors may turn freely within their plane,
+    # which moved the quasi-random points, hence a by 1e-5, between sums
+    # equal to rounding.
+    try:
+        root = np.linalg.cholesky(covariance)
+    except np.linalg.LinAlgError:  # every score constant: Σ = 0
+        values, vectors = np.linalg.eigh(covariance)
+        root = vectors * np.sqrt(np.clip(values, 0, None))
     # Scrambled Sobol points mapped to N(0, I): quasi-Monte Carlo, an error
     # near 1/n_draws instead of 1/√n_draws for this smooth integrand.
     noise = qmc.MultivariateNormalQMC(np.zeros(len(covariance)), seed=seed).random(n_draws)
@@ -320,14 +329,23 @@ def score_temperature(moments, coef, intercept, targets, n_draws=2048, seed=0):
     weights = moments.counts / moments.total
     rows = np.arange(n_draws)
 
-    def loss(log_a):
+    def slope(log_a):
+        # d/da of the loss: Σ_c π_c E[Σ_k softmax(a·s)_k s_k − s_c], increasing
+        # in a (the loss is convex). Its root, not the loss's minimum, is
+        # what is solved for: a minimum located from loss values is only
+        # known to √ε, so sums equal to rounding (a refit, a model with
+        # rows forgotten) gave temperatures 1e-6 apart; the root is known
+        # to rounding.
         a = np.exp(log_a)
-        return sum(w * np.mean(logsumexp(a * L, axis=1) - a * L[rows, t])
+        return sum(w * np.mean(np.sum(softmax(a * L, axis=1) * L, axis=1) - L[rows, t])
                    for w, L, t in zip(weights, logits, targets))
 
-    result = minimize_scalar(loss, bounds=(-10.0, 20.0), method="bounded",
-                             options={"xatol": 1e-6})
-    return float(np.exp(result.x))
+    low, high = -10.0, 20.0
+    if slope(low) >= 0:
+        return float(np.exp(low))
+    if slope(high) <= 0:
+        return float(np.exp(high))
+    return float(np.exp(brentq(slope, low, high, xtol=1e-13, rtol=4 * np.finfo(float).eps)))
 
 
 # How much below the pooled level the classes pooled with the first one are

@@ -105,6 +105,19 @@ _EXACT_PARAMS = """
         has already imported JAX and its device is a GPU or TPU; it never
         imports JAX itself ("jax" does). ``backend_`` says which did the
         work (see the user guide's "At scale").
+    decay : float in (0, 1], default=1.0
+        λ, the factor by which each ``partial_fit`` call multiplies the
+        weight of every row learned before it: after T calls, call t's
+        rows weigh λ^(T − t) (times their ``sample_weight``), exactly,
+        and everything (hyperparameters, components) is what a fit with
+        those weights gives. 1 forgets nothing; below 1 old data fade,
+        for streams that drift (the forgetting factor of recursive least
+        squares; a half-life of log 2 / −log λ calls). ``fit`` is one call.
+    store_group_scatter : bool, default=False
+        Keep each (task, class) group's own D×D scatter, so that
+        ``forget_classes`` and ``forget_task`` need no rows (memory: one
+        D×D per group). Fixed by the first call. ``forget(X, y)`` needs
+        no more than the defaults keep.
 """
 
 _SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}": _EXACT_PARAMS}

@@ -11,6 +11,7 @@ from .. import linalg as host_linalg
 from .. import solve_jax
 from ..base import ExactClassifier, choose
 from ..components import component_keys
+from ..forgetting_methods import ForgettingMixin
 from ..gaussian import (
     FALLBACK_SHRINKAGE,
     SHRINKAGE_GRID,
@@ -26,7 +27,7 @@ __all__ = ["GaussianDiscriminantClassifier"]
 
 
 @fill_doc
-class GaussianDiscriminantClassifier(ExactClassifier):
+class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
     """Gaussian class-conditionals learned task by task, exactly.
 
     Each class (or each (task, class) pair, see ``components``) is a
@@ -187,12 +188,13 @@ class GaussianDiscriminantClassifier(ExactClassifier):
 
     def __init__(self, shrinkage="auto", *, covariance="shared", components="auto",
                  predictive="plugin", validation_fraction=0.1, random_state=None,
-                 grow_classes=False, verbose=0, backend="auto"):
+                 grow_classes=False, verbose=0, backend="auto", decay=1.0,
+                 store_group_scatter=False):
         store_parameters(self, locals())
 
     @property
     def _per_group_scatter(self):
-        return self.covariance == "per_class"
+        return self.covariance == "per_class" or bool(self.store_group_scatter)
 
     def _component_key(self, everything):
         """A (task, class) group's component, decided on the moments of every row."""

@@ -10,6 +10,7 @@ from ..._utils.validation import Interval, StrOptions, store_parameters
 from .. import linalg as host_linalg
 from .. import solve_jax
 from ..base import ExactClassifier, all_moments, choose
+from ..forgetting_methods import ForgettingMixin
 from ..least_squares import (
     FALLBACK_RELATIVE_ALPHA,
     RELATIVE_ALPHA_GRID,
@@ -37,7 +38,7 @@ __all__ = ["LeastSquaresClassifier"]
 
 
 @fill_doc
-class LeastSquaresClassifier(ExactClassifier):
+class LeastSquaresClassifier(ForgettingMixin, ExactClassifier):
     """Ridge regression on class targets, learned task by task, exactly.
 
     The targets are one-hot (±1 with two classes); a row's target is its
@@ -153,7 +154,8 @@ class LeastSquaresClassifier(ExactClassifier):
     _tuned = "alpha"
 
     def __init__(self, alpha="auto", *, probabilities="scores", validation_fraction=0.1,
-                 random_state=None, grow_classes=False, verbose=0, backend="auto"):
+                 random_state=None, grow_classes=False, verbose=0, backend="auto",
+                 decay=1.0, store_group_scatter=False):
         store_parameters(self, locals())
 
     def _by_class(self, moments):
