@@ -221,3 +221,25 @@ def test_forgetting_rows_downdates_each_groups_own_scatter(params):
     left = (np.delete(X, np.s_[::2], axis=0), np.delete(y, np.s_[::2]))
     refit = _learn(GaussianDiscriminantClassifier(**params), [TASKS[0], left, *TASKS[2:]])
     _assert_same_model(model, refit, X_TEST)
+
+
+def test_forgetting_small_calls_counts_the_rows_left_as_a_refit_does():
+    """components="auto" counts rows (its log n): forgotten rows no longer count.
+
+    Digits / 16 in 40 interleaved calls of about 45 rows; the last 30
+    calls forgotten leave 10 calls, whose refit counts about 450 rows.
+    """
+    X, y = load_digits(return_X_y=True)
+    X = X / 16
+    calls = [(X[i::40], y[i::40]) for i in range(40)]
+    model = GaussianDiscriminantClassifier()
+    for Xc, yc in calls:
+        model.partial_fit(Xc, yc, classes=CLASSES)
+    for t in range(10, 40):
+        Xc, yc = calls[t]
+        model.forget(Xc, yc, task=t)
+    refit = GaussianDiscriminantClassifier()
+    for Xc, yc in calls[:10]:
+        refit.partial_fit(Xc, yc, classes=CLASSES)
+    np.testing.assert_array_equal(model.component_classes_, refit.component_classes_)
+    _assert_same_model(model, refit, X)

@@ -275,7 +275,7 @@ class ExactClassifier(BaseSequentialClassifier):
         self._holdout_seed = (int(check_random_state(self.random_state).randint(2**31 - 1))
                               if self._holds_out() else 0)
         self.n_tasks_seen_ = 0
-        self._task_scales = []
+        self._task_scales, self._rows_forgotten = [], 0.0
         self.moments_ = self.heldout_moments_ = empty_moments(
             self.n_features_in_, self._per_group_scatter
         )

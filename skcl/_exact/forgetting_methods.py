@@ -13,7 +13,7 @@ shrinkage, the held-out choices) and components included.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .base import _DERIVED
+from .base import _STATE_LOCK
 from .forgetting import ForgettingError, downdate, select_groups
 from .moments import class_of, empty_moments
 from .task import task_moments
@@ -23,6 +23,9 @@ __all__ = ["ForgettingMixin"]
 
 class ForgettingMixin:
     """``forget``, ``forget_classes`` and ``forget_task`` of an exact classifier."""
+
+    #: The rows taken out so far (a fit, or a model from before forgetting, has none).
+    _rows_forgotten = 0.0
 
     def forget(self, X, y, sample_weight=None, *, task=None):
         """Take rows that were learned back out: the model left is a fit without them.
@@ -74,7 +77,7 @@ class ForgettingMixin:
         learned, held = task_moments(
             X, group, weights * scales[group], keys, fraction=fraction,
             seed=self._holdout_seed, per_group_scatter=self.moments_.group_scatter is not None)
-        return self._take_out(learned, held)
+        return self._take_out(learned, held, rows=len(X))
 
     def forget_classes(self, classes):
         """Forget every row of ``classes``: each gets probability 0.
@@ -130,12 +133,14 @@ class ForgettingMixin:
         """What merging reads beyond the public attributes: the held-out hash's
         seed (and whether rows are held out), each call's decay factor."""
         return {"holds_out": bool(self.heldout_moments_.keys) or self._holds_out(),
-                "holdout_seed": self._holdout_seed, "task_scales": list(self._task_scales)}
+                "holdout_seed": self._holdout_seed, "task_scales": list(self._task_scales),
+                "rows_forgotten": self._rows_forgotten}
 
     def _take_merge_state(self, state):
         """Set what :meth:`_merge_state` gave, on a merged model."""
         self._holdout_seed = state["holdout_seed"]
         self._task_scales = list(state["task_scales"])
+        self._rows_forgotten = float(state["rows_forgotten"])
 
     # ------------------------------------------------------------------ helpers
 
@@ -175,10 +180,20 @@ class ForgettingMixin:
                 f"forgetting {what} without their rows needs each group's own scatter, "
                 f"which this model did not keep: learn with store_group_scatter=True, or "
                 f"pass the rows to forget(X, y, task=...)")
-        return self._take_out(select_groups(self.moments_, chosen),
-                              select_groups(self.heldout_moments_, chosen))
+        learned = select_groups(self.moments_, chosen)
+        held = select_groups(self.heldout_moments_, chosen)
+        # Their rows, where only weights are kept: the share of the weight
+        # they held (exact for rows of one weight each).
+        total = self.moments_.total + self.heldout_moments_.total
+        rows = self._rows_learned() * (learned.total + held.total) / total
+        return self._take_out(learned, held, rows=rows)
 
-    def _take_out(self, learned, held):
+    def _rows_learned(self):
+        """The rows learned and not forgotten (what a refit on them would count)."""
+        learned = sum(record["n_samples"] for record in self.history_)
+        return float(learned) - self._rows_forgotten
+
+    def _take_out(self, learned, held, *, rows):
         """Downdate both sides; keep the result only when both pass."""
         moments = downdate(self.moments_, learned)
         heldout = downdate(self.heldout_moments_, held)
@@ -187,7 +202,9 @@ class ForgettingMixin:
                                   "or clone the estimator, to start anew")
         if not heldout.keys:  # the form of moments of no rows, as the start of a sequence's
             heldout = empty_moments(moments.n_features, moments.group_scatter is not None)
-        for name in (*self._solved_attributes, _DERIVED, "solve_time_"):
-            vars(self).pop(name, None)
-        self.moments_, self.heldout_moments_ = moments, heldout
+        with _STATE_LOCK:  # one step: a prediction in another thread sees before or after
+            for name in self._stale_names():
+                vars(self).pop(name, None)
+            self.moments_, self.heldout_moments_ = moments, heldout
+            self._rows_forgotten = self._rows_forgotten + float(rows)
         return self

@@ -163,7 +163,9 @@ def _merge_classifiers(models):
     merged.backend_ = first.backend_
     merged.history_ = [_merged_record(t, [m.history_[t] for m in models if t < len(m.history_)])
                        for t in range(merged.n_tasks_seen_)]
-    merged._take_merge_state(states[longest])
+    # Each model's forgotten rows (the components' test counts rows left).
+    forgotten = sum(state["rows_forgotten"] for state in states)
+    merged._take_merge_state({**states[longest], "rows_forgotten": forgotten})
     return merged
 
 

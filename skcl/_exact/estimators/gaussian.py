@@ -205,11 +205,9 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         return component_keys(everything, self._rows()).__getitem__
 
     def _rows(self):
-        """The rows learned: what the components' test counts, not weights.
-
-        Weights that rescale uniformly then change no component.
-        """
-        return float(sum(record["n_samples"] for record in self.history_))
+        """The rows learned and not forgotten: what the components' test counts,
+        not weights. Weights that rescale uniformly then change no component."""
+        return self._rows_learned()
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
