@@ -3,16 +3,20 @@
 An advisory warning (a one-class task, a scaler frozen on a task missing
 classes) says something about the estimator, not about one call: said
 again on every ``partial_fit`` it buries the output (a sequence of
-one-class tasks warned once per task). Python's own "default" action would
+one-class tasks warned once per task, a grid of estimators built on one
+line once per estimator and task). Python's own "default" action would
 say it once per line, but scikit-learn's ``check_array`` changes the
 warning filters on every call, which resets Python's registries of what
-was shown, so each estimator keeps its own record instead.
+was shown; so each estimator keeps its own record of the reasons it
+warned for, and this module a record of the (message, line) pairs shown.
 
-The user's filters still decide: "ignore" shows nothing (and records
-nothing), "error" raises on every call (the transaction of ``partial_fit``
-then restores the record with the rest of the estimator), and "always"
-shows every occurrence, as a user who asks for it (or ``pytest.warns``)
-expects.
+The user's filters decide as Python's would: "default" shows a message
+once per line of the user's code, "module" once per file, "once" once,
+"always" every time (as a user who asks for it, or ``pytest.warns``,
+expects), "ignore" never (and records nothing), "error" raises on every
+call (the transaction of ``partial_fit`` then restores the record with
+the rest of the estimator). Except under "always", an estimator also says
+each reason once, wherever it is called from.
 
 The record, ``_skcl_warned``, is a private attribute set by ``partial_fit``
 and ``fit``: not a parameter, so ``get_params`` leaves it out and
@@ -37,6 +41,7 @@ __all__ = ["collected", "warn_collected", "warn_once"]
 
 _RECORD = "_skcl_warned"
 _collecting = threading.local()  # the list a candidate's advice goes to, per thread
+_shown = set()  # what "default", "module" and "once" have shown: their registry's keys
 
 
 def warn_once(estimator, reason, message, category):
@@ -57,12 +62,14 @@ def warn_once(estimator, reason, message, category):
         return
     warned = getattr(estimator, _RECORD, ())
     frame, levels = user_frame(sys._getframe(1))
-    action = _action(message, category, frame)
-    if action == "ignore" or (reason in warned and action != "always"):
+    action, key = _action(message, category, frame)
+    if action == "ignore" or (action != "always" and (reason in warned or key in _shown)):
         return
     # stacklevel 2 is warn_once's caller; the user's frame is `levels` above it.
     warnings.warn(message, category, stacklevel=2 + levels)
     setattr(estimator, _RECORD, (*warned, reason))
+    if action in ("default", "module", "once"):
+        _shown.add(key)
 
 
 @contextlib.contextmanager
@@ -96,17 +103,23 @@ def warn_collected(estimator, advice):
 
 
 def _action(message, category, frame):
-    """The action of the first warning filter that matches, as ``warnings.warn`` finds it.
+    """The action of the first warning filter that matches, as ``warnings.warn`` finds
+    it, and the key of what it would show once.
 
     A filter of ``filterwarnings`` holds compiled patterns of the message and
     the module; one of ``simplefilter`` holds None for both.
     """
     if frame is None:  # only internal frames above: a worker thread or process
-        module, lineno = "sys", 1
+        module, filename, lineno = "sys", "sys", 1
     else:
-        module, lineno = frame.f_globals.get("__name__", "<string>"), frame.f_lineno
-    for action, text, kind, mod, line in warnings.filters:
+        module = frame.f_globals.get("__name__", "<string>")
+        filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    action = warnings.defaultaction
+    for candidate, text, kind, mod, line in warnings.filters:
         if ((text is None or text.match(message)) and issubclass(category, kind)
                 and (mod is None or mod.match(module)) and line in (0, lineno)):
-            return action
-    return warnings.defaultaction
+            action = candidate
+            break
+    key = {"once": (message, category), "module": (message, category, filename)}.get(
+        action, (message, category, filename, lineno))
+    return action, key
