@@ -242,3 +242,21 @@ def test_huge_sample_weight_named(iris_xy):
     with pytest.raises(ValueError, match="sample_weight is too large"):
         est.fit(X, y, sample_weight=np.full(len(y), 1e308))
     assert not hasattr(est, "classes_")
+
+
+def test_a_sample_weight_too_large_for_float32_is_refused_without_an_overflow(iris_xy):
+    # The gradient family takes float32 weights: scikit-learn's cast overflowed
+    # ("RuntimeWarning: overflow encountered in cast") before refusing them.
+    import warnings
+
+    from skcl import FineTuningClassifier
+
+    X, y = iris_xy
+    est = FineTuningClassifier(n_epochs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="sample_weight is too large: a weight exceeds "
+                                             "float32's largest value"):
+            est.fit(X, y, sample_weight=np.full(len(y), 1e39))
+    assert not hasattr(est, "classes_")
+    est.fit(X, y, sample_weight=np.full(len(y), 2.0))  # a float32 weight is fine
