@@ -113,7 +113,10 @@ class _Progress(logging.Handler):
             done, total, at = self.task
             since = self.started if self.candidate is None else self.candidate[2]
             each = (at - since) / done
-            parts.append(f"task {done}/{total} learned ({each:.1f} s a task)")
+            searched = self.candidate is not None and self.candidate[0] == self.candidate[1]
+            what = "the chosen setting learned again for the test: " if searched else ""
+            parts.append(f"{what}task {done}/{total} learned ({each:.1f} s a task, about "
+                         f"{each * (total - done):.0f} s left)")
         self._write("  ... " + "; ".join(parts))
 
 
