@@ -63,10 +63,13 @@ def warn_once(estimator, reason, message, category):
     warned = getattr(estimator, _RECORD, ())
     frame, levels = user_frame(sys._getframe(1))
     action, key = _action(message, category, frame)
-    if action == "ignore" or (action != "always" and (reason in warned or key in _shown)):
+    if action == "ignore" or (action != "always" and reason in warned):
         return
-    # stacklevel 2 is warn_once's caller; the user's frame is `levels` above it.
-    warnings.warn(message, category, stacklevel=2 + levels)
+    if action == "always" or key not in _shown:
+        # stacklevel 2 is warn_once's caller; the user's frame is `levels` above it.
+        warnings.warn(message, category, stacklevel=2 + levels)
+    # Told, whether shown now or already at this line: two estimators learned
+    # alike keep the same record.
     setattr(estimator, _RECORD, (*warned, reason))
     if action in ("default", "module", "once"):
         _shown.add(key)
