@@ -119,7 +119,7 @@ def _parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EXAMPLES.format(
             sequences=wrapped("sequences: ", sorted(SEQUENCES)),
-            groups=wrapped("groups: ", sorted(GROUPS)), pixels_time="about 1.5 min",
+            groups=wrapped("groups: ", sorted(GROUPS)),
         ),
         help="run the paper's experiments on a task sequence of its Table I",
         description=fill(

@@ -31,7 +31,8 @@ EXAMPLES = """examples, one per group of sequences (times on 2 CPU cores):
       'mnist-mlp', an MLP on the pixels, shrunk (its time is not measured)
   skcl reproduce mnist-pixels --data-dir DIR \\
       --rows-per-task 1000 --n-components 500
-      'mnist-pixels', shrunk: {pixels_time} (the full run: over 16 min)
+      'mnist-pixels', shrunk (the full run: over 16 min; the shrunk one's
+      time on an idle machine is not measured yet)
 
 a full run prints a line at least every 30 s; --rows-per-task,
 --n-components and --epochs shrink a run (the full run is the default).
