@@ -42,13 +42,15 @@ def main():
     for name, cls, grid, paper in METHODS:
         start = time.perf_counter()
         candidates = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-        fitted = [learn(cls(**params, **SETTINGS), data.train, data.classes) for params in candidates]
+        fitted = [learn(cls(**params, **SETTINGS), data.train, data.classes)
+                  for params in candidates]
         scores = [final_average_accuracy(clf, data.validation) for clf in fitted]
         best = int(np.argmax(scores))  # first of the ties, in grid order
         test = final_average_accuracy(fitted[best], data.test)
         chosen = ", ".join(f"{k}={v}" for k, v in candidates[best].items()) or "-"
         elapsed = time.perf_counter() - start
-        print(f"{name:<20} {chosen:<28} {100 * scores[best]:6.2f} {100 * test:7.2f} {paper:8.2f} {elapsed:7.2f}")
+        print(f"{name:<20} {chosen:<28} {100 * scores[best]:6.2f} {100 * test:7.2f} "
+              f"{paper:8.2f} {elapsed:7.2f}")
 
 
 if __name__ == "__main__":

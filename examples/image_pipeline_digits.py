@@ -18,7 +18,9 @@ layer has only 325 parameters, so H is small. Its λ is chosen on the
 validation sequence, as in the paper.
 """
 
+import os
 import time
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -114,4 +116,8 @@ for ax, (name, R) in zip(axes, results.items()):
                 color="white" if value < 0.6 else "black", fontsize=9)
     ax.set(title=name, xlabel="after task", ylabel="test task",
            xticks=range(3), yticks=range(3))
-plt.show()
+output = Path(os.environ.get("SKCL_OUTPUT_DIR", "skcl_output"))  # every example's files
+output.mkdir(parents=True, exist_ok=True)
+fig.savefig(output / "image_pipeline_digits.png")
+print(f"figure saved to {output / 'image_pipeline_digits.png'}")
+plt.show()  # a window where there is a display; nothing without one (Agg)

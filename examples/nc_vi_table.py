@@ -47,7 +47,8 @@ def main():
     parser.add_argument("--nc-radius", type=float, default=None,
                         help="fix NC's radius r (default: the paper's grid, 1, 10 and 100)")
     args = parser.parse_args()
-    print(f"{'column':<10} {'method':<8} {'chosen':<22} {'val %':>6} {'test %':>7} {'paper %':>8} {'time s':>7}")
+    print(f"{'column':<10} {'method':<8} {'chosen':<22} {'val %':>6} {'test %':>7} "
+          f"{'paper %':>8} {'time s':>7}")
     for column in args.columns:
         loader, hidden, lr = COLUMNS[column]
         data = loader()

@@ -28,6 +28,8 @@ same figure.
 # sequence. It returns one row per method and the selected, trained models.
 
 import dataclasses
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -68,13 +70,17 @@ for short, label in rows_by_model.items():
 # ---------------
 # :func:`skcl.plotting.plot_figure2` takes, for each row, the fitted
 # classifiers by method name, and the points to draw: here every training
-# task. It returns a matplotlib ``Figure``; ``fig.savefig("figure2.png")``
-# writes it to a file.
+# task. It returns a matplotlib ``Figure``, saved here as a PNG in
+# ``./skcl_output/`` (or the folder ``$SKCL_OUTPUT_DIR`` names).
 
 data = load_ci_split_2d_iris()
 X = np.concatenate([X for X, _ in data.train])
 y = np.concatenate([y for _, y in data.train])
 fig = plot_figure2(models, X, y, feature_names=data.feature_names)
+output = Path(os.environ.get("SKCL_OUTPUT_DIR", "skcl_output"))  # every example's files
+output.mkdir(parents=True, exist_ok=True)
+fig.savefig(output / "figure2.png")
+print(f"figure saved to {output / 'figure2.png'}")
 
 # %%
 # With this seed, fine-tuning, G-VCL and GM-VCL paint both rows blue: they

@@ -18,6 +18,9 @@ species, one per task) for softmax regression, with the paper's grids
 # %%
 # Search the grid
 # ---------------
+import os
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -44,7 +47,8 @@ print(f"test final average accuracy: {final_average_accuracy(search, data.test):
 # validation sequence, so ``std_test_score`` is 0), the accuracy on each
 # validation task after the last training task
 # (``task<i>_validation_accuracy``) and the time spent learning the training
-# sequence (``mean_fit_time``); shortened names below. Ties share a rank; the search keeps the first of them.
+# sequence (``mean_fit_time``); shortened names below. Ties share a rank;
+# the search keeps the first of them.
 # The first candidate's ``mean_fit_time`` includes JAX's compilation of the
 # training loop, which every later candidate reuses.
 
@@ -76,3 +80,7 @@ ax.set_xlabel("λ (alpha)")
 ax.set_ylabel("validation final average accuracy")
 ax.set_title("SI on CI Split Iris, softmax regression")
 legend = ax.legend()
+output = Path(os.environ.get("SKCL_OUTPUT_DIR", "skcl_output"))  # every example's files
+output.mkdir(parents=True, exist_ok=True)
+fig.savefig(output / "sequence_search.png")
+print(f"figure saved to {output / 'sequence_search.png'}")

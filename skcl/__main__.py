@@ -15,7 +15,6 @@ progress bar on a terminal when tqdm is installed (``pip install
 """
 
 import argparse
-import contextlib
 import importlib.util
 import logging
 import os
@@ -26,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 # The registries import only the standard library: parsing stays light.
+from .reproduce._console import EXAMPLES, fill, progress_shown, wrapped
 from .reproduce._registry import METHODS
 from .reproduce._sequences import GROUPS, PRETRAINING, SEQUENCES, pretraining_tasks
 
@@ -92,6 +92,21 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _positive(what):
+    """An argparse type: a positive integer, ``what`` naming it in the error."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a positive integer ({what}), got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(
+                f"must be a positive integer ({what}), got {value}")
+        return value
+    return parse
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="skcl",
@@ -101,8 +116,13 @@ def _parser():
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rep = commands.add_parser(
         "reproduce",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXAMPLES.format(
+            sequences=wrapped("sequences: ", sorted(SEQUENCES)),
+            groups=wrapped("groups: ", sorted(GROUPS)),
+        ),
         help="run the paper's experiments on a task sequence of its Table I",
-        description=(
+        description=fill(
             "Tune each method of the paper's Table I on the validation task sequence "
             "with the grids of its appendix D, evaluate the selected model on the test "
             "sequence, print the table beside the paper's numbers and write CSV, JSON "
@@ -112,10 +132,13 @@ def _parser():
             "(and Figure 2 for CI Split 2D Iris, which needs it)."
         ),
     )
+    rep.add_argument("--version", action=_VersionAction)
     rep.add_argument(
         "sequence",
         choices=sorted(SEQUENCES) + sorted(GROUPS),
-        help="task sequence; 'classical' is Table I(a) (Iris and Wine, SR and FCNN), "
+        metavar="SEQUENCE",
+        help="a task sequence or a group of them (listed below); "
+             "'classical' is Table I(a) (Iris and Wine, SR and FCNN), "
              "'images' Table I(b), 'mnist' its CI and DI Split MNIST columns, "
              "'mnist-pixels' the exact family against RanDumb on Split MNIST's pixels",
     )
@@ -148,9 +171,9 @@ def _parser():
                           "matplotlib: pip install 'skcl[plot]')")
     images = rep.add_argument_group(
         "image sequences",
-        "An extractor is pre-trained on a similar task (appendix C's settings), frozen, and "
+        fill("An extractor is pre-trained on a similar task (appendix C's settings), frozen, and "
         "every method learns one dense layer on its features. Pre-trained weights are kept "
-        "in the output folder and reused by later runs.",
+        "in the output folder and reused by later runs."),
     )
     images.add_argument("--pretrain", choices=sorted(PRETRAINING), metavar="TASK",
                         help=f"pre-training task, one of {', '.join(sorted(PRETRAINING))} "
@@ -164,6 +187,22 @@ def _parser():
     images.add_argument("--download", action="store_true",
                         help="let torchvision download missing datasets (pip install "
                              "'skcl[download]')")
+    shrink = rep.add_argument_group(
+        "a shorter run",
+        fill("Fewer rows, features or epochs, to try the command or a machine quickly; "
+              "the numbers are then not the paper's protocol's (the options are recorded "
+              "in the result files)."),
+    )
+    shrink.add_argument("--rows-per-task", type=_positive("rows per task"), metavar="N",
+                        help="keep N rows of each task of the training, validation and "
+                             "test sequences (a seeded draw; default: all)")
+    shrink.add_argument("--n-components", "--features", type=_positive("random features"),
+                        metavar="M", dest="n_components",
+                        help="M random features for the methods that draw them (default: "
+                             "each method's, 2,000 on mnist-pixels)")
+    shrink.add_argument("--epochs", type=_positive("epochs"), metavar="N",
+                        help="N training epochs per task for the gradient-trained methods "
+                             "(default: the paper's, 100 or 20)")
     talk = rep.add_mutually_exclusive_group()
     talk.add_argument("--quiet", action="store_true", help="no progress lines")
     talk.add_argument("--verbose", action="store_true", help="one line per grid candidate")
@@ -292,28 +331,6 @@ def _check_output(output):
         raise UserError(f"--output {output} is not a writable folder")
 
 
-class _Progress(logging.Handler):
-    """Progress lines on a stream, above a tqdm bar that counts finished methods
-    (one per seed; a method this build lacks counts all its seeds at once)."""
-
-    def __init__(self, stream, bar=None):
-        super().__init__()
-        self.stream, self.bar = stream, bar
-
-    def emit(self, record):
-        try:
-            message = self.format(record)
-            if self.bar is not None:
-                self.bar.write(message, file=self.stream)
-                if getattr(record, "skcl_method_done", False):
-                    self.bar.update(getattr(record, "skcl_runs", 1))
-            else:
-                self.stream.write(message + "\n")
-                self.stream.flush()
-        except Exception:  # pragma: no cover - logging's own convention
-            self.handleError(record)
-
-
 def _progress_bar(args, total, unit="method"):
     """A tqdm bar on a terminal's stderr, when tqdm is installed; else None."""
     if args.quiet or not _has_module("tqdm") or not sys.stderr.isatty():
@@ -335,7 +352,7 @@ def _reproduce(args):
                          if c not in columns]
     n_runs = sum(len(rp.methods_for(seq, methods)) for seq, _ in [*columns, *extra_columns])
     bar = _progress_bar(args, n_runs * args.seeds, unit="method" if args.seeds == 1 else "run")
-    with _progress_shown(args, bar):
+    with progress_shown(args, bar):
         return _run(args, rp, methods, figure, extra_columns)
 
 
@@ -368,50 +385,56 @@ def _check_arguments(args, rp):
     return methods, columns
 
 
-@contextlib.contextmanager
-def _progress_shown(args, bar):
-    """The ``skcl`` logger's records on stdout (above ``bar``) while the block runs.
-
-    The logger's level and propagation are restored, and the bar closed,
-    however the block ends.
-    """
-    logger = logging.getLogger("skcl")
-    handler = _Progress(sys.stdout, bar)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    old_level, old_propagate = logger.level, logger.propagate
-    logger.addHandler(handler)
-    logger.setLevel(logging.WARNING if args.quiet else logging.INFO)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
-        logger.propagate = old_propagate
-        if bar is not None:
-            bar.close()
-
-
 def _run(args, rp, methods, figure, extra_columns):
     """Run the columns, write the results, print the table; the exit status."""
     from .reproduce._files import environment_line
 
     protocol = "defaults" if args.defaults else "tuned"
     start = time.perf_counter()
-    rows, models = _run_columns(args, rp, methods, extra_columns, protocol)
-    elapsed = time.perf_counter() - start
-    paths = _write_outputs(args, rp, rows, protocol, elapsed)
+    _ = rp.reproduce  # imports the experiment's modules (scikit-learn, skcl): timed apart
+    imported = time.perf_counter() - start
+
+    def write_so_far(rows):  # each row as it finishes; the final files replace these
+        rp.write_results(rows, Path(args.output), args.sequence,
+                         meta={**_meta(args, protocol), "complete": False,
+                               "wall_time_s": time.perf_counter() - start})
+
+    rows, models = _run_columns(args, rp, methods, extra_columns, protocol, write_so_far)
+    ran = time.perf_counter() - start
+    paths = _write_outputs(args, rp, rows, protocol, ran)
     if figure:
         paths["png"] = _write_figure(models, args)
+    elapsed = time.perf_counter() - start
     print(rp.format_table(rows))
     print(f"Environment: {environment_line(rp.environment())}.")
     runs = f" for {args.seeds} seeds" if args.seeds > 1 else ""
-    print(f"\nWall time {elapsed:.1f} s{runs}. Results: "
-          + ", ".join(str(p) for p in paths.values()))
+    in_rows = sum(row.get("time_s", 0.0) for row in rows)
+    print(f"\nWall time {elapsed:.1f} s{runs}: {in_rows:.1f} s in the rows' methods, "
+          f"{imported:.1f} s importing, {ran - imported - in_rows:.1f} s loading the data "
+          f"(and pre-training, features), {elapsed - ran:.1f} s writing the results. "
+          "Results: " + ", ".join(str(p) for p in paths.values()))
     return 0
 
 
-def _run_columns(args, rp, methods, extra_columns, protocol):
+def _shrinking(args):
+    """``rows_per_task`` and the ``overrides`` of the options that shrink a run."""
+    overrides = {"n_components": args.n_components, "n_epochs": args.epochs}
+    return {"rows_per_task": args.rows_per_task,
+            "overrides": {k: v for k, v in overrides.items() if v is not None} or None}
+
+
+def _meta(args, protocol):
+    """What the result files record of the command line."""
+    shrunk = {k: v for k, v in [("rows_per_task", args.rows_per_task),
+                                ("n_components", args.n_components),
+                                ("n_epochs", args.epochs)] if v is not None}
+    return {"command": "skcl reproduce " + args.sequence, "model": args.model,
+            "seed": args.seed, **({"seeds": list(range(args.seed, args.seed + args.seeds))}
+                                  if args.seeds > 1 else {}),
+            "n_jobs": args.n_jobs, "protocol": protocol, **({"shrunk": shrunk} if shrunk else {})}
+
+
+def _run_columns(args, rp, methods, extra_columns, protocol, on_row=None):
     """``rp.reproduce`` of the sequence, then the extra columns Figure 2 needs.
 
     Returns the rows and the models, as ``rp.reproduce``; a missing data
@@ -425,12 +448,12 @@ def _run_columns(args, rp, methods, extra_columns, protocol):
             args.sequence, args.model, methods, n_jobs=args.n_jobs, random_state=args.seed,
             **seeds, verbose=int(args.verbose), root=args.data_dir, download=args.download,
             pretraining=args.pretrain, extractor_weights=args.extractor_weights,
-            cache_dir=args.output, protocol=protocol,
+            cache_dir=args.output, protocol=protocol, on_row=on_row, **_shrinking(args),
         )
         for seq, mod in extra_columns:
             extra_rows, models[seq, mod] = rp.run_column(
                 seq, mod, methods, n_jobs=args.n_jobs, random_state=args.seed, **seeds,
-                verbose=int(args.verbose), protocol=protocol,
+                verbose=int(args.verbose), protocol=protocol, **_shrinking(args),
             )
             rows += extra_rows
     except (FileNotFoundError, ImportError, ValueError) as exc:
@@ -444,10 +467,7 @@ def _write_outputs(args, rp, rows, protocol, elapsed):
     output = Path(args.output)
     paths = rp.write_results(
         rows, output, args.sequence,
-        meta={"command": "skcl reproduce " + args.sequence, "model": args.model,
-              "seed": args.seed, **({"seeds": list(range(args.seed, args.seed + args.seeds))}
-                                    if args.seeds > 1 else {}),
-              "n_jobs": args.n_jobs, "protocol": protocol, "wall_time_s": elapsed},
+        meta={**_meta(args, protocol), "complete": True, "wall_time_s": elapsed},
     )
     drawable = any(row.get("available") and "test_accuracy_matrix" in row for row in rows)
     if _has_module("matplotlib"):

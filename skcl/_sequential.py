@@ -211,16 +211,25 @@ class BaseSequentialClassifier(ClassifierMixin, BaseEstimator):
                     f"y contains labels not in classes: {unknown.tolist()}; "
                     f"classes are {self.classes_.tolist()}."
                 )
+        # Checked in float64, then narrowed here: scikit-learn's own cast to
+        # float32 overflowed (a RuntimeWarning) before it refused the weights.
+        narrow = sample_weight_dtype is not None and np.dtype(sample_weight_dtype).itemsize < 8
         sample_weight = _check_sample_weight(
-            sample_weight, X, dtype=sample_weight_dtype, ensure_non_negative=True
+            sample_weight, X, dtype=np.float64 if narrow else sample_weight_dtype,
+            ensure_non_negative=True,
         )
         with np.errstate(over="ignore"):
             total = np.sum(sample_weight, dtype=np.float64)
-        if not np.isfinite(total):
+        largest = np.max(sample_weight) if sample_weight.size else 0.0
+        if not np.isfinite(total) or (narrow and largest > np.finfo(sample_weight_dtype).max):
+            room = "its sum overflows float64" if not np.isfinite(total) else (
+                f"a weight exceeds {np.dtype(sample_weight_dtype).name}'s largest value")
             raise ValueError(
-                f"sample_weight is too large: its sum overflows float64 (largest weight "
-                f"{np.max(sample_weight):.3g}); scale the weights down."
+                f"sample_weight is too large: {room} (largest weight {largest:.3g}); scale "
+                "the weights down."
             )
+        if narrow:
+            sample_weight = sample_weight.astype(sample_weight_dtype)
         return ValidTask(X, y, sample_weight, first, grown)
 
     def _grown_classes(self, y, classes):

@@ -27,7 +27,6 @@ scikit-learn skcl supports (1.6 and later).
 """
 
 import copy
-import warnings
 
 import numpy as np
 from sklearn import pipeline as _sk_pipeline
@@ -45,7 +44,7 @@ from sklearn.utils._user_interface import _print_elapsed_time
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._utils.stack import user_stacklevel
+from ._utils.advisory import warn_once
 
 __all__ = ["Pipeline", "make_pipeline"]
 
@@ -232,7 +231,7 @@ class Pipeline(_sk_pipeline.Pipeline):
                 elif first and not _is_fitted(step):
                     updated[idx] = clone(step)
                     Xt = updated[idx].fit_transform(Xt, y)
-                    _warn_per_feature_fit(self.steps[idx][0], step, y, classes)
+                    _warn_per_feature_fit(self, self.steps[idx][0], step, y, classes)
                 else:
                     Xt = step.transform(Xt)
         with self._step_timer(len(self.steps) - 1):
@@ -400,14 +399,18 @@ class Pipeline(_sk_pipeline.Pipeline):
         return _print_elapsed_time("Pipeline", self._log_message(idx))
 
 
-def _warn_per_feature_fit(name, step, y, classes):
-    """Warn when a per-feature scaler is fitted, then frozen, on a task missing classes."""
+def _warn_per_feature_fit(pipeline, name, step, y, classes):
+    """Warn when a per-feature scaler is fitted, then frozen, on a task missing classes.
+
+    Once per pipeline and step (:func:`warn_once`).
+    """
     if not isinstance(step, _PER_FEATURE_SCALERS) or classes is None or hasattr(y, "dask"):
         return
     seen, declared = len(np.unique(np.asarray(y))), len(np.unique(np.asarray(classes)))
     if seen >= declared:
         return
-    warnings.warn(
+    warn_once(
+        pipeline, f"per-feature step {name!r} frozen on a task missing classes",
         f"Step {name!r} ({type(step).__name__}) is fitted on the first task alone, which "
         f"holds {seen} of the {declared} declared classes, and then frozen: its "
         f"per-feature statistics are those of these {seen} classes, so the features of "
@@ -417,7 +420,6 @@ def _warn_per_feature_fit(name, step, y, classes):
         f"RandomFeatures(scale='auto') reads one centre and one spread from the first "
         f"task), or drop it.",
         UserWarning,
-        stacklevel=user_stacklevel(),
     )
 
 

@@ -338,3 +338,95 @@ def test_cli_runs_two_seeds(tmp_path, capsys):
     joint = document["summary"][0]
     assert joint["test_mean"] == pytest.approx(
         np.mean([float(r["test"]) for r in rows if r["method"] == "Joint"]))
+
+
+def test_reproduce_accepts_version_where_the_docs_list_it(capsys):
+    # docs/experiments.md lists --version among reproduce's options; it was
+    # "unrecognized arguments: --version".
+    import skcl
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"skcl {skcl.__version__}\n"
+
+
+def test_the_help_wraps_and_shows_one_example_per_group(capsys):
+    # It printed the 21 sequences twice, each time as one line of ~400 characters.
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    examples = out[out.index("examples, one per group"):]
+    for command in ["skcl reproduce ci-split-iris", "skcl reproduce ci-split-mnist ",
+                    "skcl reproduce ci-split-mnist-mlp", "skcl reproduce mnist-pixels"]:
+        assert command in examples
+    assert "2 CPU cores" in examples and "--rows-per-task" in examples
+    assert out.count("ci-split-wine") == 1  # listed once
+
+
+def test_a_shrunk_run_writes_each_row_as_it_finishes(monkeypatch, tmp_path, capsys):
+    """--rows-per-task and --epochs shrink the run and are recorded; the files
+    are written after each method, and each row's time is the method's whole
+    time (its search and its test evaluation), so the rows add up to the run."""
+    import json
+
+    written = []
+    real_write = rp.write_results
+
+    def spy(rows, output, stem, *, meta=None):
+        written.append([row["method"] for row in rows])
+        return real_write(rows, output, stem, meta=meta)
+
+    monkeypatch.setattr(rp, "write_results", spy)
+    assert main(["reproduce", "ci-split-iris", "--model", "sr", "--methods", "joint", "ft",
+                 "--rows-per-task", "8", "--epochs", "3", "--output", str(tmp_path)]) == 0
+    assert written == [["Joint"], ["Joint", "Fine-tuning"], ["Joint", "Fine-tuning"]]
+    document = json.loads((tmp_path / "ci-split-iris.json").read_text())
+    assert document["meta"]["shrunk"] == {"rows_per_task": 8, "n_epochs": 3}
+    assert document["meta"]["complete"] is True
+    for row in document["results"]:
+        assert row["rows_per_task"] == 8 and row["settings"] == {"n_epochs": 3}
+        assert row["time_s"] >= row["search_time_s"] > 0
+        assert len(row["test_task_accuracies"]) == 3
+    out = capsys.readouterr().out
+    assert "(search " in out and "s in the rows' methods" in out
+
+
+def test_run_column_rows_add_up_to_its_wall_time():
+    # The rows' times were the search's alone: the test evaluation (the
+    # chosen setting learned again for the accuracy matrix) was not counted.
+    joint = [m for m in rp.METHODS if m.key in ("joint", "fine-tuning")]
+    start = time.perf_counter()
+    rows, _ = rp.run_column("ci-split-iris", "sr", joint, rows_per_task=8,
+                            overrides={"n_epochs": 3})
+    wall = time.perf_counter() - start
+    assert sum(row["time_s"] for row in rows) == pytest.approx(wall, rel=0.1)
+
+
+def test_a_long_method_prints_where_it_is():
+    """Nothing printed for a while: a line with the candidates done, their
+    rate and an estimate, and the task being learned."""
+    import io
+
+    from skcl.reproduce._console import _Progress
+
+    stream = io.StringIO()
+    handler = _Progress(stream, every=0.0)
+    log = logging.getLogger("skcl.test_heartbeat")
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    try:
+        handler.heartbeat()
+        assert stream.getvalue() == ""  # no method running yet
+        log.debug("start", extra={"skcl_method_start": "[CI MNIST pixels] RanDumb"})
+        log.debug("candidate", extra={"skcl_candidate": (1, 3)})
+        log.debug("task", extra={"skcl_task": (2, 5)})
+        handler.heartbeat()
+    finally:
+        log.removeHandler(handler)
+    line = stream.getvalue()
+    assert line.startswith("  ... [CI MNIST pixels] RanDumb: running for")
+    assert "grid candidate 1/3 done" in line and "s left" in line
+    assert "task 2/5 learned" in line and "start" not in line

@@ -10,11 +10,13 @@ It takes a few minutes on two cores, most of it running the examples.
 The docstrings' examples run here too, so that they cannot rot.
 """
 
+import contextlib
 import doctest
 import importlib
 import importlib.util
 import inspect
 import io
+import json
 import os
 import re
 import shutil
@@ -68,17 +70,57 @@ def _is_callable_api(obj):
 
 @pytest.fixture(scope="module")
 def built_docs(tmp_path_factory):
-    """Build the HTML documentation once; the result and where it went."""
+    """Build the HTML documentation once per test run; the result and where it went.
+
+    Its tests form one xdist group (tests/conftest.py), so one worker
+    builds. A run once had two builds at once, one per worker; the build
+    is therefore also guarded across workers: in a folder every worker of
+    the run shares, under a file lock, the first worker builds and any
+    other reads its result.
+    """
     missing = [m for m in DOCS_REQUIREMENTS if importlib.util.find_spec(m) is None]
     if missing:
         pytest.fail(
             f"The documentation's requirements are not installed ({', '.join(missing)}): "
             'pip install ".[test]" (or ".[docs]") installs them.'
         )
-    tmp = tmp_path_factory.mktemp("docs")
+    base = tmp_path_factory.getbasetemp()
+    # An xdist worker's base is pytest-N/popen-gwK: its parent is this run's alone.
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    tmp, record = shared / "docs-build", shared / "docs-build.json"
+    with _exclusive(shared / "docs-build.lock"):
+        if record.is_file():
+            done = json.loads(record.read_text())
+        else:
+            done = _build(tmp)
+            record.write_text(json.dumps(done))
+    result = SimpleNamespace(**{k: done[k] for k in ("returncode", "stdout", "stderr")})
+    print(f"\nDocumentation built in {done['seconds']:.0f} s into {tmp / 'html'}")
+    return SimpleNamespace(result=result, html=tmp / "html", seconds=done["seconds"])
+
+
+@contextlib.contextmanager
+def _exclusive(path):
+    """Hold an exclusive lock on ``path`` (POSIX; elsewhere, no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: one worker builds, by the xdist group alone
+        yield
+        return
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(tmp):
+    """Copy docs/ and examples/ into ``tmp`` and build there; what the build returned."""
+    tmp.mkdir(parents=True, exist_ok=True)
     generated = shutil.ignore_patterns(
         "_build", "auto_examples", "auto_notebooks", "generated", "jupyter_execute",
-        "__pycache__", ".ipynb_checkpoints",
+        "__pycache__", ".ipynb_checkpoints", "skcl_output",
     )
     shutil.copytree(DOCS, tmp / "docs", ignore=generated)
     shutil.copytree(EXAMPLES, tmp / "examples", ignore=generated)
@@ -93,9 +135,8 @@ def built_docs(tmp_path_factory):
     result = subprocess.run(
         command, cwd=tmp, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S
     )
-    seconds = time.perf_counter() - start
-    print(f"\nDocumentation built in {seconds:.0f} s into {html}")
-    return SimpleNamespace(result=result, html=html, seconds=seconds)
+    return {"returncode": result.returncode, "stdout": result.stdout,
+            "stderr": result.stderr, "seconds": time.perf_counter() - start}
 
 
 def _check_built(built_docs):

@@ -427,6 +427,83 @@ def test_a_single_class_task_warning_points_at_the_users_line_through_a_pipeline
     assert [(w.filename, w.lineno) for w in shown] == [(__file__, line)]
 
 
+def test_a_single_class_task_warning_is_given_once_per_estimator(iris):
+    # Under Python's default filters, three one-class tasks gave three
+    # warnings (scikit-learn's check_array resets the registries that
+    # would deduplicate them): now one per estimator, at the user's line.
+    import warnings
+
+    from sklearn.base import clone
+
+    from skcl.exceptions import SingleClassTaskWarning
+
+    clf = AQCClassifier(n_epochs=1, random_state=0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        for X, y in iris.train:
+            clf.partial_fit(X, y, classes=iris.classes)
+    shown = [w for w in record if issubclass(w.category, SingleClassTaskWarning)]
+    assert len(iris.train) == 3 and len(shown) == 1
+    assert shown[0].filename == __file__
+    # The record is no parameter; a clone is a new estimator and warns again,
+    # and so does an estimator of the same class.
+    assert not any("warned" in name for name in clf.get_params())
+    # Many estimators built on one line (a grid) say it once there, as Python's
+    # "default" filter would: once per message and line.
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        for alpha in [1.0, 10.0]:
+            AQCClassifier(alpha, n_epochs=1).partial_fit(*iris.train[0], classes=iris.classes)
+    assert len([w for w in record if issubclass(w.category, SingleClassTaskWarning)]) == 1
+    fresh = clone(clf)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        fresh.partial_fit(*iris.train[0], classes=iris.classes)
+        clf.partial_fit(*iris.train[0], classes=iris.classes)
+        AQCClassifier(n_epochs=1).partial_fit(*iris.train[0], classes=iris.classes)
+    shown = [w for w in record if issubclass(w.category, SingleClassTaskWarning)]
+    assert len(shown) == 2
+
+
+def test_a_search_gives_its_candidates_single_class_warning_once_at_the_users_line(iris):
+    # Each candidate is a clone: they warned once per task and candidate, and
+    # pointed at joblib's dispatch (joblib/parallel.py), not at the caller.
+    import warnings
+
+    from skcl.exceptions import SingleClassTaskWarning
+    from skcl.model_selection import SequenceGridSearch
+
+    for n_jobs in [None, 2]:  # joblib's sequential backend and its threads
+        search = SequenceGridSearch(AQCClassifier(n_epochs=1, random_state=0),
+                                    {"alpha": [1.0, 10.0]}, n_jobs=n_jobs)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")  # even so, the search says it once
+            search.fit(iris.train, iris.validation, classes=iris.classes)
+        shown = [w for w in record if issubclass(w.category, SingleClassTaskWarning)]
+        assert [w.filename for w in shown] == [__file__], n_jobs
+
+
+def test_the_single_class_warning_is_repeated_when_the_filters_say_always(iris):
+    import warnings
+
+    from skcl.exceptions import SingleClassTaskWarning
+
+    clf = AQCClassifier(n_epochs=1, random_state=0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for X, y in iris.train:
+            clf.partial_fit(X, y, classes=iris.classes)
+    assert len([w for w in record if issubclass(w.category, SingleClassTaskWarning)]) == 3
+    # "error" raises on every call, each rejected task leaving the estimator as it was.
+    clf = AQCClassifier(n_epochs=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SingleClassTaskWarning)
+        for _ in range(2):
+            with pytest.raises(SingleClassTaskWarning):
+                clf.partial_fit(*iris.train[0], classes=iris.classes)
+            assert not hasattr(clf, "theta_")
+
+
 def test_a_single_class_task_warns_for_the_methods_it_concerns():
     import warnings
 

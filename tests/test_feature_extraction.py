@@ -307,6 +307,9 @@ def test_verbose_reports_epochs_and_transform_progress(digits, caplog):
     extractor.transform(X[:700])
     out = caplog.text
     assert "epoch 1/2" in out and "epoch 2/2" in out and "pre-trained cnn4 on 300 images" in out
+    # The loss says what it is (it was a bare "loss 21569"), with a rate and an estimate.
+    assert "(summed over 300 images, with the prior's term: " in out and " per image)" in out
+    assert "s an epoch, about " in out and " s left" in out
     assert "transformed 640/700 images" in out
 
 

@@ -143,6 +143,7 @@ _EXTRACTOR = ("PretrainedFeatureExtractor trains its CNN with the gradient famil
 ALLOWED_PRIVATE_MODULES = {
     ("skcl.__main__", "skcl.reproduce._files"): _COMMAND_LINE,
     ("skcl.__main__", "skcl.reproduce._registry"): _COMMAND_LINE,
+    ("skcl.__main__", "skcl.reproduce._console"): _COMMAND_LINE,
     ("skcl.__main__", "skcl.reproduce._sequences"): _COMMAND_LINE,
     ("skcl.model_selection._evaluation", "skcl._gradient.deferred_folds"):
         "the search's folds wait for the kept candidate, through the gradient core's hook",

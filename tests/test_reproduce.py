@@ -333,7 +333,7 @@ def _cheap_methods():
             dataclasses.replace(by_name["AQC"], param_grid={"alpha": [10]})]
 
 
-_TIMINGS = {"search_time_s", "fit_time_s"}
+_TIMINGS = {"time_s", "search_time_s", "fit_time_s"}
 
 
 def _without_timings(value):

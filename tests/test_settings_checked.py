@@ -320,3 +320,21 @@ def test_a_prediction_setting_or_the_same_value_keeps_the_solve(iris_xy):
     solve = est.coef_
     est.set_params(alpha="auto", probabilities="discriminant", verbose=0)
     assert est.coef_ is solve
+
+
+def test_a_sample_weight_too_large_for_float32_is_refused_without_an_overflow(iris_xy):
+    # The gradient family takes float32 weights: scikit-learn's cast overflowed
+    # ("RuntimeWarning: overflow encountered in cast") before refusing them.
+    import warnings
+
+    from skcl import FineTuningClassifier
+
+    X, y = iris_xy
+    est = FineTuningClassifier(n_epochs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="sample_weight is too large: a weight exceeds "
+                                             "float32's largest value"):
+            est.fit(X, y, sample_weight=np.full(len(y), 1e39))
+    assert not hasattr(est, "classes_")
+    est.fit(X, y, sample_weight=np.full(len(y), 2.0))  # a float32 weight is fine

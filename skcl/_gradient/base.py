@@ -14,7 +14,6 @@ L_{t-1}, is the fitted ``consolidation_`` (see
 """
 
 import time
-import warnings
 
 import jax
 import numpy as np
@@ -22,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._sequential import BaseSequentialClassifier
-from .._utils.stack import user_stacklevel
+from .._utils.advisory import warn_once
 from .._utils.validation import (
     StrOptions,
     layer_sizes,
@@ -346,22 +345,22 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
             self._grow(grown)
 
     def _warn_if_single_class(self, y):
-        """:class:`~skcl.exceptions.SingleClassTaskWarning` for a one-class task."""
+        """:class:`~skcl.exceptions.SingleClassTaskWarning` for a one-class task.
+
+        Once per estimator, through the warnings filters (:func:`warn_once`).
+        """
         if not (self._warns_on_single_class_task and np.unique(y).size == 1):
             return
-        # Each time, through the warnings filters, which a user may set to
-        # ignore it or raise it. (Their "default" and "once" actions do not
-        # deduplicate it: scikit-learn's check_array changes the filters on
-        # every call, which resets Python's warning registries.)
-        warnings.warn(
+        warn_once(
+            self, "single-class task",
             f"{type(self).__name__}: a task with a single class has a flat loss at its "
             "solution, so the stand-in for it keeps almost nothing beside the prior and "
             "the next task will overwrite it unless the penalty's weight λ is large. "
             "Choose λ on a validation task sequence "
             "(skcl.model_selection.SequenceGridSearch), or use "
             "skcl.GaussianDiscriminantClassifier or skcl.LeastSquaresClassifier, which "
-            "keep every task exactly.",
-            SingleClassTaskWarning, stacklevel=user_stacklevel(),
+            "keep every task exactly. (Said once per estimator.)",
+            SingleClassTaskWarning,
         )
 
     def _commit(self, updates):

@@ -224,7 +224,7 @@ class PretrainedFeatureExtractor(
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
         start = time.perf_counter()
         with progress_bar(self, total=int(self.n_epochs), desc="pre-training", unit="epoch") as bar:
-            on_epoch = self._epoch_reporter(bar)
+            on_epoch = self._epoch_reporter(bar, len(images))
 
             # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
             trained = minimize_stepwise(
@@ -449,12 +449,13 @@ class PretrainedFeatureExtractor(
         )
         return self._checked_batch(images), classes, y_index, weights
 
-    def _epoch_reporter(self, bar):
+    def _epoch_reporter(self, bar, n_images):
         """What pre-training calls after each epoch: the verbose line, the progress bar."""
+        start = time.perf_counter()
 
         def on_epoch(epoch, loss):
             if self.verbose:
-                self._log_epoch(epoch, loss)
+                self._log_epoch(epoch, loss, n_images, (time.perf_counter() - start) / epoch)
             bar.set_postfix_str(f"loss {loss:.5g}", refresh=False)
             bar.update()
 
@@ -467,10 +468,15 @@ class PretrainedFeatureExtractor(
             f"{n_images} images in {time.perf_counter() - start:.1f} s"
         )
 
-    def _log_epoch(self, epoch, loss):
+    def _log_epoch(self, epoch, loss, n_images, seconds_per_epoch):
+        # The loss is the objective minimised: the NLL summed over the images,
+        # plus the prior's term; per image it reads as a cross entropy.
+        left = seconds_per_epoch * (int(self.n_epochs) - epoch)
         _progress(
             f"[{type(self).__name__}] {time.strftime('%H:%M:%S')} epoch "
-            f"{epoch}/{self.n_epochs}: loss {loss:.5g}"
+            f"{epoch}/{self.n_epochs}: loss {loss:.5g} (summed over {n_images} images, "
+            f"with the prior's term: {loss / n_images:.4f} per image); "
+            f"{seconds_per_epoch:.1f} s an epoch, about {left:.0f} s left"
         )
 
     def _set_fitted(self, network, theta, classes):

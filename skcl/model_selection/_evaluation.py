@@ -15,6 +15,7 @@ from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 
 from .._gradient.deferred_folds import complete_pending_fold, deferred_folds
+from .._utils.advisory import collected
 from ._sequence import _learn, final_estimator
 
 
@@ -50,6 +51,17 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
         ``fit_time``, ``score_time``, ``error`` (the traceback, or None)
         and ``estimator`` (the trained candidate, or None).
     """
+    # The candidate's advice (e.g. one-class tasks) is gathered, not shown:
+    # the search gives each piece once, for all its candidates.
+    with collected() as advice:
+        result = _learn_candidate(estimator, params, train_tasks, validation_tasks, classes,
+                                  scorer, extra, error_score, keep_model, verbose)
+    return {**result, "advice": advice}
+
+
+def _learn_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
+                     extra, error_score, keep_model, verbose):
+    """:func:`_evaluate_candidate` without its advice."""
     candidate = clone(estimator).set_params(**params)
     last = final_estimator(candidate)
     if verbose and "verbose" in last.get_params():

@@ -33,12 +33,14 @@ class _CandidateResults:
         self.extra_scores = {key: np.empty((n_candidates, n_tasks)) for key in extra_names}
         self.failed = np.zeros(n_candidates, dtype=bool)
         self.failures = []  # (params, traceback) of each failed candidate
+        self.advice = []  # the advisory warnings the candidates gave (reason, message, category)
         self.best_model, self.best_score = None, -np.inf
 
     def record(self, i, result):
         """Store candidate ``i``'s result, as returned by ``_evaluate_candidate``."""
         self.scores[i], self.matrices[i] = result["score"], result["R"]
         self.fit_times[i], self.score_times[i] = result["fit_time"], result["score_time"]
+        self.advice.extend(result["advice"])
         for key, values in self.extra_scores.items():
             values[i] = result["extra"][key]
         if result["error"] is not None:

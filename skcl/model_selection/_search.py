@@ -38,6 +38,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils.advisory import warn_collected
 from .._utils.progress import check_progress_bar
 from ._candidates import (
     _check_candidates_can_learn,
@@ -125,6 +126,7 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         )
         # Here, not in a helper, so that its stacklevel points at the caller.
         _warn_failures(results.failures, len(candidates))
+        warn_collected(self, results.advice)  # each candidate's advice, once
         self._set_results(results, scorer, classes, leading)
         return self
 

@@ -4,6 +4,7 @@ A *task sequence* is a list of ``(X, y)`` pairs learned one after another
 with ``partial_fit``, as returned by the loaders of :mod:`skcl.datasets`.
 """
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -16,6 +17,8 @@ from .._sequential import BaseSequentialClassifier
 from .._utils.validation import check_classes, sorted_labels
 from ..metrics import _check_task_scoring, _scorer_name, task_accuracies
 from ..pipeline import Pipeline
+
+logger = logging.getLogger("skcl.model_selection")
 
 __all__ = ["learn_task_sequence"]
 
@@ -146,6 +149,9 @@ def _learn(estimator, train_tasks, eval_tasks, classes, history, scorers=None):
         start = time.perf_counter()
         estimator.partial_fit(X, y, classes=announce)
         fit_time += time.perf_counter() - start
+        # For a listener that shows progress inside a long candidate (skcl reproduce).
+        logger.debug("task %d/%d learned in %.2f s", j + 1, n_tasks,
+                     time.perf_counter() - start, extra={"skcl_task": (j + 1, n_tasks)})
         if history or j == n_tasks - 1:
             start = time.perf_counter()
             for name, column in _evaluate(estimator, eval_tasks, scorers).items():

@@ -6,7 +6,8 @@ training and pre-training settings), ``_extractors`` (pre-training and
 caching the frozen extractor of an image sequence), ``_runner`` (running
 columns and seeds), ``_method`` (one method at one seed: its search and
 its test scores), ``_tables`` (summaries and the printed table) and
-``_files`` (CSV/JSON/text results, their environment, figures);
+``_files`` (CSV/JSON/text results, their environment, figures), and
+``_console`` (the command's help examples and progress lines);
 this package's namespace is the public one. ``skcl reproduce`` is the
 command line.
 

@@ -24,8 +24,8 @@ _CSV_FIELDS = [
     "sequence", "model", "column", "method", "origin", "protocol", "available", "best_params",
     "validation", "test", "test_task_accuracies", "test_forgetting",
     "test_log_loss", "test_task_log_loss",
-    "test_ece", "test_task_ece", "paper", "reference", "n_candidates", "search_time_s",
-    "pretraining", "paper_pretraining", "transform_time_s", "settings",
+    "test_ece", "test_task_ece", "paper", "reference", "n_candidates", "time_s", "search_time_s",
+    "pretraining", "paper_pretraining", "transform_time_s", "settings", "rows_per_task",
 ]
 
 

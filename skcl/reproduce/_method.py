@@ -8,6 +8,7 @@ selected model is scored on the test sequence. An estimator outside skcl
 by ``partial_fit`` alone, its one result laid out as a search's.
 """
 
+import logging
 import time
 from types import SimpleNamespace
 
@@ -19,9 +20,11 @@ from ..metrics import average_forgetting, expected_calibration_error, task_accur
 from ..model_selection import SequenceGridSearch, learn_task_sequence
 from ..model_selection._sequence import is_skcl_classifier
 
+logger = logging.getLogger("skcl.reproduce")
+
 
 def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_jobs, verbose,
-                protocol="tuned"):
+                protocol="tuned", overrides=None):
     """The protocol for one method and one seed; fills ``row`` in place.
 
     ``protocol="defaults"`` leaves the grid out: the estimator as
@@ -29,11 +32,15 @@ def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_job
     sequence only scored. An estimator outside skcl (scikit-learn's) is
     learned by ``partial_fit`` without a search, as a user would.
 
+    ``overrides`` (e.g. ``{"n_epochs": 2}``) shrink a run: each is set on
+    the estimator when it takes it, after the column's settings.
+
     Returns the selected estimator (fitted on the training sequence) and
     the fitted search (or its stand-in).
     """
     train, validation, _ = sequences
-    estimator, skcl_estimator = _configured_estimator(row, cls, method, seq, model, seed)
+    estimator, skcl_estimator = _configured_estimator(row, cls, method, seq, model, seed,
+                                                      overrides or {})
     start = time.perf_counter()
     grid = {**method.param_grid, **seq.method_grids.get(method.name, {})}
     if protocol == "defaults":
@@ -54,7 +61,7 @@ def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_job
                          time.perf_counter() - start)
 
 
-def _configured_estimator(row, cls, method, seq, model, seed):
+def _configured_estimator(row, cls, method, seq, model, seed, overrides):
     """The method's estimator with the column's training settings and ``seed``.
 
     The settings the column fixes for this method are recorded in
@@ -82,6 +89,10 @@ def _configured_estimator(row, cls, method, seq, model, seed):
     # learning rate, GaussianNB no random_state.
     accepted = estimator.get_params()
     estimator.set_params(**{k: v for k, v in settings.items() if k in accepted})
+    shrunk = {k: v for k, v in overrides.items() if k in accepted}
+    if shrunk:
+        estimator.set_params(**shrunk)
+        row["settings"] = {**row.get("settings", {}), **shrunk}
     return estimator, skcl_estimator
 
 
@@ -152,7 +163,11 @@ def _partial_fit_sequence(estimator, train, classes, evaluate=None):
     """
     R = np.full((len(train), len(train)), np.nan)
     for j, (X, y) in enumerate(train):
+        start = time.perf_counter()
         estimator.partial_fit(X, y, classes=classes)
+        # For a listener that shows progress inside a method (skcl reproduce).
+        logger.debug("task %d/%d learned in %.2f s", j + 1, len(train),
+                     time.perf_counter() - start, extra={"skcl_task": (j + 1, len(train))})
         if evaluate is not None:
             R[:, j] = task_accuracies(estimator, evaluate)
     return R

@@ -16,9 +16,11 @@ import time
 import warnings
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..exceptions import SingleClassTaskWarning
 from ..pipeline import make_pipeline
-from ._extractors import _say, pretrained_extractor, transform_tasks
+from ._extractors import _say, logger, pretrained_extractor, transform_tasks
 from ._method import _run_method
 from ._sequences import (
     PRETRAINING,
@@ -35,7 +37,8 @@ __all__ = ["PROTOCOLS", "reproduce", "run_column"]
 
 def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
                log=None, verbose=0, root=None, download=False, pretraining=None,
-               extractor=None, protocol="tuned"):
+               extractor=None, protocol="tuned", rows_per_task=None, overrides=None,
+               on_row=None):
     """Run the protocol for one column of Table I.
 
     Parameters
@@ -84,6 +87,16 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
         training settings and no search (the validation sequence is only
         scored): what a user gets without a validation sequence of future
         tasks.
+    rows_per_task : int, default=None
+        Shrink the run: each task of the three sequences keeps this many
+        of its rows (a seeded draw, in their order; None: all).
+    overrides : dict, default=None
+        Shrink the run: parameters set on every estimator that takes them,
+        after the column's settings, e.g. ``{"n_epochs": 2,
+        "n_components": 500}`` (None: the full run).
+    on_row : callable, default=None
+        Called with the rows so far each time a method finishes at a seed
+        (to write them as they come).
 
     Returns
     -------
@@ -94,7 +107,9 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
         the chosen parameters trained again with an evaluation after every
         task, ``test_accuracy_matrix``), the test log loss (nats) and
         expected calibration error (%, 10 bins) per task and averaged,
-        timings, the paper's and the reference code's numbers, and the
+        timings (``time_s``: the method's whole time, its search and its
+        evaluation on the test sequence; ``search_time_s``: the search's
+        part), the paper's and the reference code's numbers, and the
         grid's scores (with each candidate's validation log loss and
         calibration error). Image columns also name the pre-training task.
         With several seeds, one row per method and seed, seed by seed
@@ -128,14 +143,36 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     column = _load_column(seq, sequence, model, label, root=root, download=download,
                           pretraining=pretraining, extractor=extractor,
                           random_state=random_state, log=log)
+    if rows_per_task is not None:
+        column = _shrunk(column, rows_per_task, random_state)
     rows, models = [], {}
     for method in methods_for(sequence, methods):
-        method_rows, best = _run_seeds(column, method, seeds, n_jobs=n_jobs, verbose=verbose,
-                                       protocol=protocol, log=log)
+        method_rows, best = _run_seeds(
+            column, method, seeds, n_jobs=n_jobs, verbose=verbose, protocol=protocol, log=log,
+            overrides=overrides, on_row=None if on_row is None else lambda r: on_row(rows + r),
+        )
         if best is not None and method.name not in models:  # the first seed's
             models[method.name] = best
         rows += method_rows
     return rows, models
+
+
+def _shrunk(column, rows_per_task, seed):
+    """``column`` with ``rows_per_task`` rows of each task (a seeded draw, kept in order)."""
+    if isinstance(rows_per_task, bool) or not isinstance(rows_per_task, numbers.Integral) \
+            or rows_per_task < 1:
+        raise ValueError(f"rows_per_task must be a positive integer, got {rows_per_task!r}.")
+    rng = np.random.default_rng(seed)
+
+    def keep(X, y):
+        if len(y) <= rows_per_task:
+            return X, y
+        rows = np.sort(rng.choice(len(y), rows_per_task, replace=False))
+        return X[rows], y[rows]
+
+    sequences = tuple([keep(X, y) for X, y in tasks] for tasks in column.sequences)
+    common = {**column.common, "rows_per_task": int(rows_per_task)}
+    return column._replace(sequences=sequences, common=common)
 
 
 class _Column(NamedTuple):
@@ -215,7 +252,8 @@ def _column_extractor(seq, sequence, pretraining, extractor, *, root, download, 
     return extractor
 
 
-def _run_seeds(column, method, seeds, *, n_jobs, verbose, protocol, log):
+def _run_seeds(column, method, seeds, *, n_jobs, verbose, protocol, log, overrides=None,
+               on_row=None):
     """One method of the column for every seed: its rows, and the first seed's model.
 
     The model is the selected estimator (behind the column's extractor
@@ -234,9 +272,16 @@ def _run_seeds(column, method, seeds, *, n_jobs, verbose, protocol, log):
     for seed in seeds:
         row = {**base, **({"seed": seed} if several else {}), "paper": paper,
                "reference": reference}
+        # A record for a listener that shows progress inside the method.
+        logger.debug("[%s] %s started", column.label, method.name,
+                     extra={"skcl_method_start": f"[{column.label}] {method.name}"})
+        start = time.perf_counter()
         best, search = _run_one_seed(row, cls, method, column, seed, n_jobs=n_jobs,
-                                     verbose=verbose, protocol=protocol)
+                                     verbose=verbose, protocol=protocol, overrides=overrides)
+        row["time_s"] = time.perf_counter() - start  # the search and the test evaluation
         rows.append(row)
+        if on_row is not None:
+            on_row(rows)
         if first_model is None:
             first_model = (make_pipeline(column.extractor, best) if column.seq.pretraining
                            else best)
@@ -247,14 +292,14 @@ def _run_seeds(column, method, seeds, *, n_jobs, verbose, protocol, log):
     return rows, first_model
 
 
-def _run_one_seed(row, cls, method, column, seed, *, n_jobs, verbose, protocol):
+def _run_one_seed(row, cls, method, column, seed, *, n_jobs, verbose, protocol, overrides):
     """:func:`_run_method` for ``seed``, the one-class tasks' warnings silenced."""
     with warnings.catch_warnings():
         # The protocol runs one-class tasks on purpose (CI Split Iris).
         warnings.simplefilter("ignore", SingleClassTaskWarning)
         return _run_method(row, cls, method, column.seq, column.model, seed, column.classes,
                            column.sequences, n_jobs=n_jobs, verbose=verbose,
-                           protocol=protocol)
+                           protocol=protocol, overrides=overrides)
 
 
 def _say_seed_done(log, label, name, seed, row, search):
@@ -268,7 +313,8 @@ def _say_seed_done(log, label, name, seed, row, search):
         f"{search.best_params_ or '(no hyperparameters)'}, validation "
         f"{row['validation']:.2f}, test {row['test']:.2f} (paper {shown}), "
         f"forgetting {row['test_forgetting']:.2f}, log loss {row['test_log_loss']:.3f}, "
-        f"ECE {row['test_ece']:.2f}, {row['search_time_s']:.1f} s",
+        f"ECE {row['test_ece']:.2f}, {row['time_s']:.1f} s (search "
+        f"{row['search_time_s']:.1f} s, then the test sequence)",
         skcl_method_done=True,
     )
 
@@ -311,7 +357,8 @@ def _seeds(random_state, n_seeds):
 
 def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state=0, n_seeds=1,
               log=None, verbose=0, root=None, download=False, pretraining=None,
-              extractor_weights=None, cache_dir=None, protocol="tuned"):
+              extractor_weights=None, cache_dir=None, protocol="tuned", rows_per_task=None,
+              overrides=None, on_row=None):
     """Run every column of ``sequence`` (see :func:`columns_for`).
 
     Image sequences pre-train their extractor once per pre-training task
@@ -321,8 +368,9 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
     With ``n_seeds`` > 1 every column runs the protocol for the seeds
     ``random_state, …, random_state + n_seeds - 1`` (see
     :func:`run_column`); the extractors are pre-trained once, with
-    ``random_state``, and shared by every seed. ``protocol`` is
-    :func:`run_column`'s.
+    ``random_state``, and shared by every seed. ``protocol``,
+    ``rows_per_task``, ``overrides`` and ``on_row`` (called with every
+    column's rows so far) are :func:`run_column`'s.
 
     Returns
     -------
@@ -364,10 +412,12 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
                     cache_dir=cache_dir, random_state=random_state, log=log,
                 )
             extractor = extractors[key]
+        done = list(rows)
         column_rows, column_models = run_column(
             seq, mod, methods, n_jobs=n_jobs, random_state=random_state, n_seeds=n_seeds,
             log=log, verbose=verbose, root=root, download=download, extractor=extractor,
-            protocol=protocol,
+            protocol=protocol, rows_per_task=rows_per_task, overrides=overrides,
+            on_row=None if on_row is None else lambda r: on_row(done + r),
         )
         rows += column_rows
         models[seq, mod] = column_models

@@ -153,8 +153,11 @@ def _footnotes(rows):
         lines.append("† not in the paper: skcl's exact family, L_{t-1} kept as sums, "
                      "no grid (its one hyperparameter from all rows' sums: GCV or OAS).")
     if "scikit-learn" in origins:
-        lines.append("‡ not in the paper: scikit-learn's, by partial_fit at its defaults, "
-                     "or (RanDumb) refitted on all data seen, its joint bound.")
+        # RanDumb is named only where its row is in the table.
+        randumb = any(row["method"] == "RanDumb" for row in rows)
+        lines.append("‡ not in the paper: scikit-learn's, by partial_fit at its defaults"
+                     + (", or (RanDumb) refitted on all data seen, its joint bound."
+                        if randumb else "."))
     for column in dict.fromkeys(row["column"] for row in rows):
         row = next(r for r in rows if r["column"] == column)
         if "pretraining" in row:
