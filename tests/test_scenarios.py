@@ -256,3 +256,36 @@ def test_task_incremental_training_refuses_growing_classes(digits):
     with pytest.raises(ValueError, match="scenario"):
         FineTuningClassifier(scenario="tasks").partial_fit(*digits["train"][0],
                                                             classes=np.arange(10))
+
+
+class _ProbaOnly:
+    """A classifier with predict_proba and decision_function but no log
+    probabilities, as skcl reproduce's random-feature rows."""
+
+    def __init__(self, model):
+        self.model, self.classes_ = model, model.classes_
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+    def decision_function(self, X):
+        return self.model.decision_function(X)
+
+    def predict(self, X):
+        return self.model.predict(X)
+
+
+def test_task_probabilities_that_underflowed_are_ranked_by_the_decision_function(digits):
+    # 8s and 9s, magnified, scored as the task of 0 and 1: some rows give
+    # both a probability of exactly 0 (their logs -inf).
+    clf = _learned(GaussianDiscriminantClassifier(), digits["train"])
+    X, y = digits["test"][4]
+    task = [(100 * X, np.where(y == 8, 0, 1))]
+    assert (clf.predict_proba(task[0][0])[:, :2] == 0).all(axis=1).any()
+    view = _ProbaOnly(clf)
+    score = dict(scenario="task", task_labels=[[0, 1]])
+    # The log joint (the Gaussian's decision function) ranks them as its own
+    # log probabilities do; the log loss stays finite.
+    np.testing.assert_array_equal(task_accuracies(view, task, **score),
+                                  task_accuracies(clf, task, **score))
+    assert np.isfinite(task_scores(view, task, log_loss, **score)).all()

@@ -54,7 +54,13 @@ class TaskRestricted(ClassifierMixin, BaseEstimator):
         return self.estimator.classes_[self._columns]
 
     def _scores(self, X):
-        """The estimator's log probabilities (or decision values) of the task's columns."""
+        """The estimator's log probabilities (or decision values) of the task's columns.
+
+        A row whose task columns all underflowed to a probability of 0
+        (``log`` of ``predict_proba``, far from the task's classes) is
+        ranked by the decision values there; one with no finite score at
+        all (no task class met yet) is uniform.
+        """
         estimator = self.estimator
         if hasattr(estimator, "predict_log_proba"):
             scores = estimator.predict_log_proba(X)
@@ -62,10 +68,15 @@ class TaskRestricted(ClassifierMixin, BaseEstimator):
             with np.errstate(divide="ignore"):
                 scores = np.log(estimator.predict_proba(X))
         else:
-            scores = np.asarray(estimator.decision_function(X), dtype=np.float64)
-            if scores.ndim == 1:  # two classes: the second's score against the first's 0
-                scores = np.column_stack([np.zeros_like(scores), scores])
-        return scores[:, self._columns]
+            return _decision_columns(estimator, X)[:, self._columns]
+        scores = np.array(scores[:, self._columns], dtype=np.float64)
+        lost = ~np.isfinite(scores).any(axis=1)
+        if lost.any() and hasattr(estimator, "decision_function"):
+            rows = X[lost] if hasattr(X, "shape") else np.asarray(X)[lost]
+            scores[lost] = _decision_columns(estimator, rows)[:, self._columns]
+            lost = ~np.isfinite(scores).any(axis=1)
+        scores[lost] = 0.0
+        return scores
 
     def predict(self, X):
         """The task's most probable class of each sample.
@@ -92,6 +103,14 @@ class TaskRestricted(ClassifierMixin, BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return True
+
+
+def _decision_columns(estimator, X):
+    """``decision_function`` as one column per class (two classes: 0 and the score)."""
+    scores = np.asarray(estimator.decision_function(X), dtype=np.float64)
+    if scores.ndim == 1:
+        scores = np.column_stack([np.zeros_like(scores), scores])
+    return scores
 
 
 def scored_views(estimator, n_tasks, scenario, task_labels):
