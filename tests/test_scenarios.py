@@ -7,6 +7,7 @@ pairs), through the metrics, ``learn_task_sequence``,
 """
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
@@ -289,3 +290,48 @@ def test_task_probabilities_that_underflowed_are_ranked_by_the_decision_function
     np.testing.assert_array_equal(task_accuracies(view, task, **score),
                                   task_accuracies(clf, task, **score))
     assert np.isfinite(task_scores(view, task, log_loss, **score)).all()
+
+
+def test_the_scenario_columns_of_skcl_reproduce(shared_data_dir, monkeypatch):
+    """The seven columns of the field's table are registered with their
+    scenario and task labels; one runs end to end on a slice of each task
+    (100 rows, 200 random features), its tasks views of the shared images."""
+    keys = [key for key, _ in rp.columns_for("scenarios")]
+    assert keys == ["split-mnist-task", "split-mnist-domain", "split-mnist-class",
+                    "permuted-mnist-task", "permuted-mnist-domain", "permuted-mnist-class",
+                    "rotated-mnist-domain"]
+    assert [key for key, _ in rp.columns_for("scenarios-small")] == [f"{k}-small" for k in keys]
+    task = rp.SEQUENCES["permuted-mnist-task"]
+    assert task.scenario == "task" and task.task_labels[9] == tuple(range(90, 100))
+    assert rp.SEQUENCES["split-mnist-task"].task_labels == tuple(map(tuple, PAIRS))
+    assert rp.SEQUENCES["rotated-mnist-domain"].scoring_scenario == {
+        "scenario": "domain", "task_labels": None}
+    data = task.loader(shared_data_dir)
+    X, y = data.train[3]
+    assert X.dtype == np.float32 and X.shape == (48000, 1024) and y.min() == 30
+    assert 0 <= X[:50].min() and X[:50].max() <= 1
+
+    def tiny(root=None, *, download=False):
+        full = task.loader(root, download=download)
+        for split in ("train", "validation", "test"):
+            full[split] = [(X[:100], y[:100]) for X, y in full[split]]
+        return full
+
+    settings = {"RF Gaussian": {"n_components": 200, "standardize": False}}
+    monkeypatch.setitem(rp.SEQUENCES, "permuted-mnist-task",
+                        dataclasses.replace(task, loader=tiny, method_settings=settings))
+    rows, models = rp.run_column("permuted-mnist-task", "sr", rp.select_methods(["rf-gaussian"]),
+                                 root=shared_data_dir)
+    test = tiny(shared_data_dir).test
+    model = models["RF Gaussian"]
+    expected = task_accuracies(model, test, scenario="task", task_labels=task.task_labels)
+    np.testing.assert_allclose(rows[0]["test_task_accuracies"], 100 * expected)
+    assert rows[0]["test"] > 60  # ten digits told apart within each task
+
+
+def test_a_hundred_classes_learn_without_a_warning(digits):
+    # Permuted MNIST's class-incremental labels: 10 classes per task, 100 in all.
+    X, y = digits["train"][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GaussianDiscriminantClassifier().partial_fit(X, y, classes=np.arange(100))

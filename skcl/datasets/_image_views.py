@@ -38,18 +38,31 @@ class ImageView:
     shape : tuple of int
         ``(n_samples, n_features)``.
     dtype : numpy.dtype
-        uint8.
+        uint8 (float32 for :meth:`scaled`).
     ndim : int
         2.
     """
 
-    def __init__(self, images, transform, n_features, description):
+    def __init__(self, images, transform, n_features, description, dtype=np.uint8):
         self._images = images
         self._transform = transform
         self.shape = (len(images), int(n_features))
-        self.dtype = np.dtype(np.uint8)
+        self.dtype = np.dtype(dtype)
         self.ndim = 2
         self.description = description
+
+    def scaled(self, factor):
+        """The same view with its rows as float32 times ``factor`` (e.g. 1 / 255).
+
+        Still a view: nothing is computed until rows are read.
+        """
+        factor = np.float32(factor)
+
+        def transform(batch):
+            return self._transform(batch).astype(np.float32) * factor
+
+        return ImageView(self._images, transform, self.shape[1],
+                         f"{self.description}, times {factor:g}", np.float32)
 
     def __len__(self):
         return self.shape[0]
