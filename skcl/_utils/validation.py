@@ -7,6 +7,7 @@ its ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``).
 """
 
 import sys
+import warnings
 from collections.abc import Mapping, Set
 from numbers import Integral, Real
 
@@ -23,7 +24,9 @@ __all__ = [
     "Interval",
     "is_dask_array",
     "StrOptions",
+    "SCENARIOS",
     "check_classes",
+    "check_scenario",
     "check_label_types",
     "label_kind",
     "positive_int",
@@ -190,7 +193,12 @@ def check_classes(classes):
     if classes.size == 0:
         raise ValueError("classes is empty: it must name every class of the sequence.")
     check_label_types(classes, "classes")
-    check_classification_targets(classes)
+    with warnings.catch_warnings():
+        # scikit-learn's guess that labels with more distinct values than half
+        # the samples are a regression target means nothing for a list of
+        # distinct classes (it warned for every list of 21 classes or more).
+        warnings.filterwarnings("ignore", "The number of unique classes is greater than 50%")
+        check_classification_targets(classes)
     return sorted_labels(classes)
 
 
@@ -198,3 +206,17 @@ def is_dask_array(X):
     """Whether X is a Dask array (without importing Dask when it is not)."""
     dask_array = sys.modules.get("dask.array")
     return dask_array is not None and isinstance(X, dask_array.Array)
+
+
+SCENARIOS = ("task", "domain", "class")
+"""The three scenarios of continual learning (van de Ven, Tuytelaars and Tolias, 2022)."""
+
+
+def check_scenario(scenario):
+    """``scenario`` if it is one of :data:`SCENARIOS`, else a clear ValueError."""
+    if not isinstance(scenario, str) or scenario not in SCENARIOS:
+        raise ValueError(
+            f"scenario must be one of {', '.join(map(repr, SCENARIOS))} (task-, domain- or "
+            f"class-incremental), got {scenario!r}."
+        )
+    return scenario

@@ -123,6 +123,12 @@ class TaskSequence:
         every method run by default), e.g. the exact family and RanDumb
         on Split MNIST's pixels, where the paper's methods would learn a
         7,850-parameter softmax regression for each λ.
+    scenario : {"class", "domain", "task"}
+        How its validation and test tasks are scored
+        (:func:`skcl.metrics.task_accuracies`): "task" lets only each
+        task's ``task_labels`` compete.
+    task_labels : tuple of tuples of int or None
+        Each task's labels, for ``scenario="task"``.
 
     Examples
     --------
@@ -145,6 +151,14 @@ class TaskSequence:
     method_settings: dict = field(default_factory=dict)
     method_grids: dict = field(default_factory=dict)
     default_methods: tuple = None
+    scenario: str = "class"
+    task_labels: tuple = None
+
+    @property
+    def scoring_scenario(self):
+        """``scenario`` and ``task_labels``, the keywords of skcl's scoring functions."""
+        labels = self.task_labels if self.scenario == "task" else None
+        return {"scenario": self.scenario, "task_labels": labels}
 
     @property
     def models(self):
@@ -243,6 +257,67 @@ def _pixel_column(key, label, loader):
                         default_methods=_PIXEL_METHODS)
 
 
+#: The exact family on RandomFeatures (M = 2,000, its default), at its
+#: defaults, in each scenario column; other methods run when named.
+_SCENARIO_METHODS = ("rf-gaussian", "rf-least-squares")
+_PAIRS = ((0, 1), (2, 3), (4, 5), (6, 7), (8, 9))
+#: The slice of the "-small" scenario columns: training and test (and
+#: validation) rows per task, for a run of seconds.
+SMALL_ROWS = (1000, 500)
+
+
+def _scenario_loader(kind, scenario, rows=None):
+    """Split, Permuted (10 tasks, 32×32) or Rotated MNIST labelled for ``scenario``.
+
+    Pixels in [0, 1] as float32 rows; Permuted and Rotated MNIST's tasks stay
+    views (:func:`~skcl.datasets.load_permuted_mnist`), scaled on access.
+    ``rows``: (training, test) rows kept per task, the first ones.
+    """
+    def load(root=None, *, download=False):
+        from .. import datasets
+
+        if kind == "split":
+            data = _pixels(lambda r, download: datasets.load_split_mnist(
+                r, scenario=scenario, download=download))(root, download=download)
+        else:
+            loader = (datasets.load_permuted_mnist if kind == "permuted"
+                      else datasets.load_rotated_mnist)
+            options = {"pad": True} if kind == "permuted" else {}
+            data = loader(root=root, download=download, scenario=scenario, **options)
+            for split in ("train", "validation", "test"):
+                data[split] = [(X.scaled(1 / 255), y) for X, y in data[split]]
+        if rows is not None:
+            for split, n in zip(("train", "validation", "test"), (rows[0], rows[1], rows[1])):
+                data[split] = [(X[:n], y[:n]) for X, y in data[split]]
+        return data
+
+    load.__name__ = f"load_{kind}_mnist_{scenario}"
+    return load
+
+
+def _scenario_column(kind, scenario, small=False):
+    """A column of the field's scenario table (van de Ven and Tolias), pixels in [0, 1].
+
+    Keys like ``permuted-mnist-domain``; ``-small``: :data:`SMALL_ROWS` rows per task.
+    """
+    if scenario == "task":
+        labels = _PAIRS if kind == "split" else tuple(
+            tuple(range(10 * t, 10 * t + 10)) for t in range(10))
+    else:
+        labels = None
+    key = f"{kind}-mnist-{scenario}" + ("-small" if small else "")
+    label = f"{kind.capitalize()} MNIST {scenario}" + (" (slice)" if small else "")
+    loader = _scenario_loader(kind, scenario, SMALL_ROWS if small else None)
+    return TaskSequence(key, label, loader, 0.001, batch_size=128, n_epochs=5,
+                        only_models=("sr",), reads_files=True, method_settings=_UNSCALED,
+                        default_methods=_SCENARIO_METHODS, scenario=scenario,
+                        task_labels=labels)
+
+
+_SCENARIO_COLUMNS = [(kind, scenario) for kind in ("split", "permuted")
+                     for scenario in ("task", "domain", "class")] + [("rotated", "domain")]
+
+
 def _image(key, label, loader, learning_rate, pretraining):
     return TaskSequence(key, label, loader, learning_rate, batch_size=64, n_epochs=20,
                         pretraining=pretraining)
@@ -288,6 +363,9 @@ SEQUENCES = {
                       _dataset("load_ci_split_mnist")),
         _pixel_column("di-split-mnist-pixels", "DI MNIST pixels",
                       _dataset("load_di_split_mnist")),
+        # Not in the paper: the field's three scenarios (van de Ven and Tolias).
+        *[_scenario_column(kind, scenario, small) for small in (False, True)
+          for kind, scenario in _SCENARIO_COLUMNS],
     ]
 }
 
@@ -296,7 +374,9 @@ MODELS = ("sr", "fcnn")
 #: Named groups of (sequence, model) columns. "classical" is Table I(a),
 #: "images" Table I(b); "mnist-mlp" an MLP on Split MNIST's pixels and
 #: "mnist-pixels" the exact family against RanDumb on them (not in the
-#: paper).
+#: paper); "scenarios" the field's seven scenario columns (Split and
+#: Permuted MNIST task/domain/class, Rotated MNIST domain) and
+#: "scenarios-small" the same on a slice of each task.
 GROUPS = {
     "classical": [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),
                   ("ci-split-wine", "sr"), ("ci-split-wine", "fcnn")],
@@ -306,6 +386,9 @@ GROUPS = {
                                        "di-split-mnist", "di-split-cifar8", "di-split-ham6")],
     "mnist-mlp": [("ci-split-mnist-mlp", "fcnn"), ("di-split-mnist-mlp", "fcnn")],
     "mnist-pixels": [("ci-split-mnist-pixels", "sr"), ("di-split-mnist-pixels", "sr")],
+    "scenarios": [(f"{kind}-mnist-{scenario}", "sr") for kind, scenario in _SCENARIO_COLUMNS],
+    "scenarios-small": [(f"{kind}-mnist-{scenario}-small", "sr")
+                        for kind, scenario in _SCENARIO_COLUMNS],
 }
 
 
