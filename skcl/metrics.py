@@ -5,13 +5,13 @@ The central object is the *accuracy matrix* ``R`` of shape
 tasks ``0..j``. The paper reports the *final average accuracy*, the mean of
 the last column.
 
-Any other per-task score makes such a matrix too:
-:func:`task_scores` evaluates a fitted classifier on every task with a
-scikit-learn scorer name (``"balanced_accuracy"``, ``"neg_log_loss"``,
-``"neg_brier_score"``...), a scorer callable or a metric function such as
-:func:`sklearn.metrics.log_loss` or :func:`expected_calibration_error`, and
+Any other per-task score makes such a matrix too: :func:`task_scores`
+evaluates a fitted classifier on every task with a scikit-learn scorer name
+(``"neg_log_loss"``...), a scorer callable or a metric function such as
+:func:`expected_calibration_error`, and
 :func:`skcl.model_selection.learn_task_sequence` records it after every
-training task.
+task. Each takes the scenario (``scenario="task"``: each task's own labels
+compete, van de Ven, Tuytelaars and Tolias, 2022).
 """
 
 import inspect
@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.metrics import accuracy_score, brier_score_loss, get_scorer, log_loss, make_scorer
 from sklearn.utils.multiclass import unique_labels
+
+from ._utils.scenarios import scored_views
 
 __all__ = [
     "task_accuracies",
@@ -33,7 +35,7 @@ __all__ = [
 ]
 
 
-def task_accuracies(estimator, tasks):
+def task_accuracies(estimator, tasks, *, scenario="class", task_labels=None):
     """Accuracy of a fitted classifier on each task of a sequence.
 
     Parameters
@@ -42,6 +44,11 @@ def task_accuracies(estimator, tasks):
         Anything with ``predict``.
     tasks : list of (X, y)
         A task sequence, e.g. ``load_ci_split_iris().test``.
+    scenario : {"class", "domain", "task"}, default="class"
+        "task": only the task's labels compete, for any classifier (argmax
+        over their columns); "class", "domain": all of ``classes_``.
+    task_labels : list of array-like, default=None
+        Each task's labels (a loader's ``task_labels``), for "task".
 
     Returns
     -------
@@ -63,7 +70,8 @@ def task_accuracies(estimator, tasks):
     >>> task_accuracies(always_setosa, data.test).tolist()
     [1.0, 0.0, 0.0]
     """
-    return np.array([accuracy_score(y, estimator.predict(X)) for X, y in tasks])
+    views = scored_views(estimator, len(tasks), scenario, task_labels)
+    return np.array([accuracy_score(y, view.predict(X)) for view, (X, y) in zip(views, tasks)])
 
 
 # Metric functions on probabilities, besides those named by a scorer.
@@ -82,19 +90,14 @@ class _ScorerParts(NamedTuple):
 def _scorer_parts(scoring):
     """The parts of a scikit-learn scorer (a :class:`_ScorerParts`), or None.
 
-    The one adapter of scikit-learn's scorer internals, and the only place
-    in skcl that reads a scorer's private attributes: ``_score_func``,
-    ``_sign``, ``_kwargs`` and ``_response_method`` are the arguments
-    ``sklearn.metrics._scorer._BaseScorer.__init__`` stores, as it has
-    since scikit-learn 1.4 (whose ``_response_method`` replaced the
-    ``_PredictScorer``/``_ProbaScorer`` classes; skcl requires 1.6). There
-    is no public API for them: ``make_scorer`` has no inverse, and calling
-    the scorer cannot hand its metric ``labels=estimator.classes_`` unless
-    metadata routing is switched on for the whole process. From the parts,
-    :func:`_check_task_scoring` rebuilds the scorer with ``make_scorer``.
-    Anything without ``_score_func`` and ``_sign`` is not such a scorer
-    (a callable ``scorer(estimator, X, y)`` of the user's, or a metric
-    function): None.
+    The only place in skcl that reads a scorer's private attributes:
+    ``_score_func``, ``_sign``, ``_kwargs`` and ``_response_method``, the
+    arguments ``sklearn.metrics._scorer._BaseScorer.__init__`` stores
+    since scikit-learn 1.4 (skcl requires 1.6). No public API gives them
+    (``make_scorer`` has no inverse, and the scorer cannot hand its metric
+    ``labels=estimator.classes_`` without process-wide metadata routing);
+    :func:`_check_task_scoring` rebuilds the scorer from them. Anything
+    else (a user's ``scorer(estimator, X, y)``, a metric function): None.
     """
     func = getattr(scoring, "_score_func", None)
     if func is None or not hasattr(scoring, "_sign"):
@@ -164,11 +167,8 @@ def _metric_parts(metric, response_method):
         params = []
     if not params or params[0] not in ("y_true", "y", "labels_true"):
         return None
-    method = response_method or (
-        "predict_proba"
-        if metric in _PROBA_METRICS or getattr(metric, "_skcl_needs_proba", False)
-        else "predict"
-    )
+    needs_proba = metric in _PROBA_METRICS or getattr(metric, "_skcl_needs_proba", False)
+    method = response_method or ("predict_proba" if needs_proba else "predict")
     return _ScorerParts(metric, 1, {}, method)
 
 
@@ -197,7 +197,8 @@ def _scorer_with_labels(parts):
     return scorer
 
 
-def task_scores(estimator, tasks, scoring="accuracy", *, response_method=None):
+def task_scores(estimator, tasks, scoring="accuracy", *, response_method=None, scenario="class",
+                task_labels=None):
     """Any scikit-learn score of a fitted classifier on each task of a sequence.
 
     Generalises :func:`task_accuracies` (``scoring="accuracy"``). After
@@ -238,6 +239,8 @@ def task_scores(estimator, tasks, scoring="accuracy", *, response_method=None):
         accuracy counts such samples as errors.
     response_method : {"predict", "predict_proba", "decision_function"}, default=None
         For a metric function only: which output it scores.
+    scenario, task_labels
+        As for :func:`task_accuracies`; "task" renormalises probabilities over each task's.
 
     Returns
     -------
@@ -264,7 +267,8 @@ def task_scores(estimator, tasks, scoring="accuracy", *, response_method=None):
     [-0.05, -0.27, -0.36]
     """
     scorer = _check_task_scoring(scoring, response_method)
-    return np.array([float(scorer(estimator, X, y)) for X, y in tasks])
+    views = scored_views(estimator, len(tasks), scenario, task_labels)
+    return np.array([float(scorer(view, X, y)) for view, (X, y) in zip(views, tasks)])
 
 
 def expected_calibration_error(y_true, y_prob, *, n_bins=10, labels=None):
@@ -359,7 +363,7 @@ def expected_calibration_error(y_true, y_prob, *, n_bins=10, labels=None):
 expected_calibration_error._skcl_needs_proba = True
 
 
-def final_average_accuracy(estimator, tasks):
+def final_average_accuracy(estimator, tasks, *, scenario="class", task_labels=None):
     """The paper's final average accuracy: the mean of the task accuracies.
 
     Each task counts the same whatever its size (paper, section IV-B).
@@ -370,6 +374,8 @@ def final_average_accuracy(estimator, tasks):
         Usually after learning the whole training sequence.
     tasks : list of (X, y)
         The validation or test task sequence.
+    scenario, task_labels
+        As for :func:`task_accuracies`.
 
     Returns
     -------
@@ -388,16 +394,15 @@ def final_average_accuracy(estimator, tasks):
     >>> final_average_accuracy(clf, data.test) > 0.9
     True
     """
-    return float(np.mean(task_accuracies(estimator, tasks)))
+    accuracies = task_accuracies(estimator, tasks, scenario=scenario, task_labels=task_labels)
+    return float(np.mean(accuracies))
 
 
 def _check_matrix(R):
     R = np.asarray(R, dtype=float)
     if R.ndim != 2 or R.shape[0] != R.shape[1] or R.shape[0] == 0:
-        raise ValueError(
-            "R must be a square accuracy matrix of shape (n_tasks, n_tasks), "
-            f"got shape {R.shape}."
-        )
+        raise ValueError("R must be a square accuracy matrix of shape (n_tasks, n_tasks), "
+                         f"got shape {R.shape}.")
     return R
 
 

@@ -59,7 +59,7 @@ PYTHON = {"python", "python3", "py"}
 NOT_RUN = re.compile(r"^Not run by the tests: (?P<reason>\S.*)$")
 EXCERPT = re.compile(r"^From (?P<path>skcl/\S+\.py) \(an excerpt, not run\)$")
 #: Pages whose blocks read the MNIST files (skcl.datasets' image loaders).
-NEEDS_IMAGE_FILES = re.compile(r"load_(ci_|di_)?(split_)?(fashion_)?mnist\(")
+NEEDS_IMAGE_FILES = re.compile(r"load_(ci_|di_)?(split_|permuted_|rotated_)?(fashion_)?mnist\(")
 
 
 @dataclass

@@ -86,6 +86,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         "verbose": ["verbose"],
         "grow_classes": ["boolean"],
         "callback": [callable, None],
+        "scenario": [StrOptions({"class", "domain", "task"})],
     }
 
     def __init__(
@@ -101,6 +102,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -309,6 +311,12 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         """Validate every hyperparameter; return the hidden layers' sizes."""
         validate_params(self)
         likelihoods.check_class_weight(self.class_weight)
+        if self.scenario == "task" and self.grow_classes:
+            raise ValueError(
+                "scenario='task' masks the outputs of the classes outside each task, a "
+                "fixed set of outputs: it cannot be combined with grow_classes=True. Pass "
+                "every class on the first call instead."
+            )
         return layer_sizes(self.hidden_layer_sizes, "hidden_layer_sizes")
 
     def _partial_fit(self, X, y, classes, sample_weight, infer_classes=False):
@@ -324,8 +332,18 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         self._prepare_network(X.shape[1], hidden, first, grown)
         self._warn_if_single_class(y)
         y = np.searchsorted(self.classes_, y).astype(np.int32)
+        if self.scenario == "task":
+            y = self._task_incremental(y)
         self._commit(self._learn_task(X, y, sample_weight, self._task_key()))
         report_task(self)
+
+    def _task_incremental(self, y):
+        """The task's class indices with the mask of its classes (:func:`likelihoods.task_rows`).
+
+        Only the classes of this task's ``y`` compete in its likelihood.
+        """
+        n_columns = 2 if self.likelihood_ == likelihoods.BERNOULLI else len(self.classes_)
+        return likelihoods.task_rows(y, np.unique(y), n_columns)
 
     def _prepare_network(self, n_features, hidden, first, grown):
         """The network for the task: a new one on the first task, else the one
@@ -434,7 +452,9 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
 
         ``class_weight="balanced"`` counts the classes of the samples given.
         """
-        return likelihoods.likelihood_weights(self.class_weight, self.classes_, y, sample_weight)
+        labels = y if y.ndim == 1 else y[:, 0]  # a task-incremental y: index, then mask
+        return likelihoods.likelihood_weights(self.class_weight, self.classes_, labels,
+                                              sample_weight)
 
     def _logits(self, X):
         check_is_fitted(self)

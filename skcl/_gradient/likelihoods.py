@@ -20,6 +20,8 @@ __all__ = [
     "CATEGORICAL",
     "BERNOULLI",
     "nll",
+    "within_task",
+    "task_rows",
     "log_likelihoods",
     "proba",
     "log_proba",
@@ -52,19 +54,86 @@ def nll(likelihood, logits, y, weights):
     ----------
     likelihood : {"categorical", "bernoulli"}
     logits : array of shape (n_samples, n_outputs)
-    y : int array of shape (n_samples,)
-        Class indices into ``classes_``.
+    y : int array of shape (n_samples,) or (n_samples, 1 + n_classes)
+        Class indices into ``classes_``; or, task-incremental, each row
+        the class index followed by a 0/1 mask of the classes that compete
+        (:func:`within_task`).
     weights : array of shape (n_samples,)
         Per-sample weights (class weights × sample weights; 0 for padding).
 
     Returns
     -------
     scalar
-        ``-Σ_n w_n log p(y_n | x_n, θ)``.
+        ``-Σ_n w_n log p(y_n | x_n, θ)``, with p renormalised over the
+        competing classes for a task-incremental ``y``.
     """
-    logp = log_likelihoods(likelihood, logits)
+    if y.ndim == 2:
+        # Renormalised from the logits themselves (log p up to a constant
+        # per row), not from a log-softmax that a large logit outside the
+        # task would have rounded.
+        logp, y = within_task(_unnormalised(likelihood, logits), y[:, 1:]), y[:, 0]
+    else:
+        logp = log_likelihoods(likelihood, logits)
     picked = jnp.take_along_axis(logp, y[:, None], axis=1)[:, 0]
     return -jnp.sum(weights * picked)
+
+
+def _unnormalised(likelihood, logits):
+    """log p(k | x, θ) up to a constant per row: the logits ([0, z] for a sigmoid)."""
+    if likelihood == BERNOULLI:
+        return jnp.concatenate([jnp.zeros_like(logits[:, :1]), logits[:, :1]], axis=1)
+    return logits
+
+
+def within_task(logp, mask):
+    """log p(k | x, k in the task): ``logp`` renormalised over ``mask``'s classes.
+
+    The task-incremental likelihood (van de Ven, Tuytelaars and Tolias,
+    2022): the classes outside the task are out of the softmax, so that
+    learning a task does not push the other tasks' outputs down. The mask
+    is data, not a static argument: one compiled loop serves every task.
+    Entries outside the mask are returned but meaningless; a row with an
+    empty mask (padding) is returned as it is. Safe to differentiate: no
+    inf or NaN enters the masked entries' gradients.
+
+    Parameters
+    ----------
+    logp : array of shape (n_samples, n_classes)
+        log p(k | x), or anything equal to it up to a constant per row.
+    mask : int or bool array of shape (n_samples, n_classes)
+
+    Returns
+    -------
+    array of shape (n_samples, n_classes)
+    """
+    allowed = mask > 0
+    some = jnp.any(allowed, axis=1, keepdims=True)
+    top = jnp.max(jnp.where(allowed, logp, -jnp.inf), axis=1, keepdims=True)
+    top = jax.lax.stop_gradient(jnp.where(some, top, 0.0))  # any shift gives the same value
+    shifted = jnp.where(allowed, logp - top, 0.0)
+    total = jnp.sum(jnp.where(allowed, jnp.exp(shifted), 0.0), axis=1, keepdims=True)
+    return logp - top - jnp.log(jnp.where(some, total, 1.0))
+
+
+def task_rows(y, competing, n_columns):
+    """A task-incremental ``y`` for :func:`nll`: each index with its task's mask.
+
+    Parameters
+    ----------
+    y : int ndarray of shape (n_samples,)
+        Class indices.
+    competing : int ndarray
+        The indices of the classes that compete (the task's).
+    n_columns : int
+        Columns of :func:`log_likelihoods` (classes, or outputs).
+
+    Returns
+    -------
+    int32 ndarray of shape (n_samples, 1 + n_columns)
+    """
+    mask = np.zeros(n_columns, np.int32)
+    mask[competing] = 1
+    return np.column_stack([y, np.broadcast_to(mask, (len(y), n_columns))]).astype(np.int32)
 
 
 def proba(likelihood, logits):

@@ -62,6 +62,14 @@ _COMMON_PARAMS = """
         in. An exception raised by the callback rejects the call, which
         then changes nothing. With a callback each epoch is compiled on its
         own: the same steps, a little slower.
+    scenario : {"class", "domain", "task"}, default="class"
+        "task": task-incremental training (van de Ven, Tuytelaars and
+        Tolias, 2022): while a task is learned only its classes (the labels
+        of its ``y``) compete in the likelihood, the other outputs masked
+        out of the softmax, in training and in the task's curvature or
+        other stand-in for L_t. Score it with
+        ``skcl.metrics.task_accuracies(..., scenario="task")``. Not with
+        ``grow_classes``. "class" and "domain": every class competes.
 """
 
 _VARIATIONAL_PARAMS = """

@@ -23,7 +23,9 @@ __all__ = [
     "Interval",
     "is_dask_array",
     "StrOptions",
+    "SCENARIOS",
     "check_classes",
+    "check_scenario",
     "check_label_types",
     "label_kind",
     "positive_int",
@@ -198,3 +200,17 @@ def is_dask_array(X):
     """Whether X is a Dask array (without importing Dask when it is not)."""
     dask_array = sys.modules.get("dask.array")
     return dask_array is not None and isinstance(X, dask_array.Array)
+
+
+SCENARIOS = ("task", "domain", "class")
+"""The three scenarios of continual learning (van de Ven, Tuytelaars and Tolias, 2022)."""
+
+
+def check_scenario(scenario):
+    """``scenario`` if it is one of :data:`SCENARIOS`, else a clear ValueError."""
+    if not isinstance(scenario, str) or scenario not in SCENARIOS:
+        raise ValueError(
+            f"scenario must be one of {', '.join(map(repr, SCENARIOS))} (task-, domain- or "
+            f"class-incremental), got {scenario!r}."
+        )
+    return scenario

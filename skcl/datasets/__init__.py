@@ -30,6 +30,7 @@ from ._image_sequences import (
     load_di_split_ham6,
     load_di_split_mnist,
 )
+from ._scenario_sequences import load_permuted_mnist, load_rotated_mnist, load_split_mnist
 from ._split import (
     PAPER_SEED,
     make_task_sequences,
@@ -46,6 +47,9 @@ __all__ = [
     "get_data_home",
     "load_ci_split_mnist",
     "load_di_split_mnist",
+    "load_split_mnist",
+    "load_permuted_mnist",
+    "load_rotated_mnist",
     "load_ci_split_fashion_mnist",
     "load_di_split_fashion_mnist",
     "load_ci_split_cifar10",

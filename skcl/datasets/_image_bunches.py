@@ -16,7 +16,7 @@ __all__ = ["sequence_bunch", "pretraining_bunch"]
 
 
 def sequence_bunch(name, parts, class_groups, *, target_names, group_names,
-                   classes, mapping=None, summary, random_state):
+                   classes, mapping=None, summary, random_state, scenario=None):
     """A task sequence's Bunch from its (train, validation, test) parts.
 
     Parameters
@@ -40,12 +40,16 @@ def sequence_bunch(name, parts, class_groups, *, target_names, group_names,
         How the splits were drawn, for ``DESCR``.
     random_state : int
         The seed of the splits, for ``DESCR``.
+    scenario : {"task", "domain", "class"}, default=None
+        What the labels are for; None: "class" without ``mapping``,
+        "domain" with it.
 
     Returns
     -------
     Bunch
         ``train``, ``validation``, ``test`` (lists of tasks), ``classes``,
-        ``target_names``, ``task_classes``, ``name`` and ``DESCR``.
+        ``target_names``, ``task_classes``, ``task_labels``, ``scenario``,
+        ``name`` and ``DESCR``.
     """
     sequences = {}
     for key, part in zip(("train", "validation", "test"), parts):
@@ -57,6 +61,9 @@ def sequence_bunch(name, parts, class_groups, *, target_names, group_names,
             tasks = relabel(tasks, lambda y, table=table: table[y])
         sequences[key] = tasks
     task_classes = [[str(group_names[c]) for c in group] for group in class_groups]
+    # The labels each task's rows may take: what competes in task-incremental scoring.
+    task_labels = [np.unique([c if mapping is None else mapping[c] for c in group])
+                   for group in class_groups]
     sizes = {key: [len(y) for _, y in tasks] for key, tasks in sequences.items()}
     lines = [
         f"{name}: {len(class_groups)} tasks. {summary}",
@@ -71,6 +78,8 @@ def sequence_bunch(name, parts, class_groups, *, target_names, group_names,
         classes=np.asarray(classes, dtype=np.int64),
         target_names=np.asarray(target_names),
         task_classes=task_classes,
+        task_labels=[labels.astype(np.int64) for labels in task_labels],
+        scenario=scenario or ("class" if mapping is None else "domain"),
         name=name,
         DESCR="\n".join(lines),
     )

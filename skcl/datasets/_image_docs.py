@@ -62,8 +62,10 @@ SEQUENCE_RETURNS = """
         ``train``, ``validation``, ``test``: lists of {n_tasks} ``(X, y)``
         tasks, ``X`` uint8 of shape {shape}, ``y`` int64. ``classes`` (to
         pass as ``partial_fit(..., classes=...)``), ``target_names``,
-        ``task_classes`` (the original class names of each task), ``name``
-        and ``DESCR``.
+        ``task_classes`` (the original class names of each task),
+        ``task_labels`` (the labels of each task: those that compete when
+        it is scored task-incrementally), ``scenario`` (``"class"`` or
+        ``"domain"``: what the labels are for), ``name`` and ``DESCR``.
 """
 PRETRAINING_RETURNS = """
     Returns

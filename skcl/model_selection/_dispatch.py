@@ -26,7 +26,7 @@ def _log_level(search):
 
 
 def _run_candidates(search, learner, candidates, train_tasks, validation_tasks, classes,
-                    scorer, extra):
+                    scorer, extra, task_labels=None):
     """Evaluate every candidate through joblib; their results as they came.
 
     Parameters
@@ -42,6 +42,8 @@ def _run_candidates(search, learner, candidates, train_tasks, validation_tasks, 
     scorer : SequenceScorer
     extra : dict
         The scorers of ``task_scoring``, by name.
+    task_labels : list of ndarray, default=None
+        Each validation task's labels, for task-incremental scoring.
 
     Returns
     -------
@@ -65,6 +67,7 @@ def _run_candidates(search, learner, candidates, train_tasks, validation_tasks, 
             search.error_score,
             bool(search.refit),
             max(int(search.verbose) - 1, 0),
+            task_labels,
         )
         for params in candidates
     )

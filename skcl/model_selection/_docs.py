@@ -21,6 +21,10 @@ _COMMON_PARAMETERS = """\
         :func:`skcl.metrics.task_scores` takes, e.g.
         ``["neg_log_loss", skcl.metrics.expected_calibration_error]``, or
         a list or dict of them.
+    scenario : {"class", "domain", "task"}, default="class"
+        How the validation tasks are scored (:func:`skcl.metrics.task_accuracies`):
+        "task" lets only each task's own labels compete, given to ``fit``
+        as ``task_labels``; "class" and "domain" let every class compete.
     refit : bool, default=True
         Keep the best candidate as ``best_estimator_``. It is the model
         that was scored: the best candidate *trained on the training

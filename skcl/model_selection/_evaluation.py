@@ -15,11 +15,11 @@ from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 
 from .._gradient.deferred_folds import complete_pending_fold, deferred_folds
-from ._sequence import _learn, final_estimator
+from ._sequence import _evaluate, _learn, final_estimator
 
 
 def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classes, scorer,
-                        extra, error_score, keep_model, verbose):
+                        extra, error_score, keep_model, verbose, task_labels=None):
     """Clone, set the parameters, learn the sequence, score it (in a worker).
 
     Parameters
@@ -42,6 +42,8 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
     verbose : int
         Set as the final estimator's own ``verbose`` when nonzero and it
         has one.
+    task_labels : list of ndarray, default=None
+        Each validation task's labels: scored task-incrementally when given.
 
     Returns
     -------
@@ -63,17 +65,14 @@ def _evaluate_candidate(estimator, params, train_tasks, validation_tasks, classe
         with deferred_folds():
             matrices, fit_time, score_time = _learn(
                 candidate, train_tasks, validation_tasks, classes, scorer.needs_history,
-                {"accuracy": None},
+                {"accuracy": None}, task_labels,
             )
         R = matrices["accuracy"]
         score = scorer(R)
         if extra:
             start = time.perf_counter()
             # Score the trained candidate once more, on the extra scores alone.
-            finals = {
-                name: np.array([float(f(candidate, X, y)) for X, y in validation_tasks])
-                for name, f in extra.items()
-            }
+            finals = _evaluate(candidate, validation_tasks, extra, task_labels)
             score_time += time.perf_counter() - start
         else:
             finals = {}

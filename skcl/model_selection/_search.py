@@ -59,6 +59,7 @@ from ._sequence import (
     check_multi_scoring,
     check_sequences,
     check_sequential_estimator,
+    check_task_labels,
     final_estimator,
 )
 
@@ -83,7 +84,7 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         """The list of parameter dicts to try, checked against the estimator."""
         raise NotImplementedError
 
-    def fit(self, train_tasks, validation_tasks, classes=None):
+    def fit(self, train_tasks, validation_tasks, classes=None, task_labels=None):
         """Run every candidate through the training sequence and score it.
 
         Everything that needs no training is checked before the first
@@ -101,6 +102,9 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         classes : array-like of shape (n_classes,), default=None
             Every class of the sequence, passed to every ``partial_fit``.
             None takes the labels of all the training tasks.
+        task_labels : list of array-like, default=None
+            The labels of each validation task (a loader's
+            ``task_labels``), for ``scenario="task"``.
 
         Returns
         -------
@@ -110,6 +114,7 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
         train_tasks, validation_tasks, classes = check_sequences(
             train_tasks, validation_tasks, classes, eval_name="validation_tasks"
         )
+        task_labels = check_task_labels(self.scenario, task_labels, len(validation_tasks))
         prefix = _uses_fitted_prefix(self.estimator, candidates)
         # The candidates are clones of `learner`: the final step alone when the
         # leading steps transform the sequences here, once for all.
@@ -121,7 +126,8 @@ class _BaseSequenceSearch(MetaEstimatorMixin, BaseEstimator):
                 train_tasks, validation_tasks
             )
         results = _run_candidates(
-            self, learner, candidates, train_tasks, validation_tasks, classes, scorer, extra
+            self, learner, candidates, train_tasks, validation_tasks, classes, scorer, extra,
+            task_labels,
         )
         # Here, not in a helper, so that its stacklevel points at the caller.
         _warn_failures(results.failures, len(candidates))
@@ -286,6 +292,7 @@ class SequenceGridSearch(_BaseSequenceSearch):
         *,
         scoring="final_average_accuracy",
         task_scoring=None,
+        scenario="class",
         refit=True,
         n_jobs=None,
         verbose=0,
@@ -297,6 +304,7 @@ class SequenceGridSearch(_BaseSequenceSearch):
         self.param_grid = param_grid
         self.scoring = scoring
         self.task_scoring = task_scoring
+        self.scenario = scenario
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -367,6 +375,7 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
         random_state=None,
         scoring="final_average_accuracy",
         task_scoring=None,
+        scenario="class",
         refit=True,
         n_jobs=None,
         verbose=0,
@@ -380,6 +389,7 @@ class SequenceRandomizedSearch(_BaseSequenceSearch):
         self.random_state = random_state
         self.scoring = scoring
         self.task_scoring = task_scoring
+        self.scenario = scenario
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose

@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import _num_samples
 
 from .._sequential import BaseSequentialClassifier
+from .._utils.scenarios import scored_views
 from .._utils.validation import check_classes, sorted_labels
 from ..metrics import _check_task_scoring, _scorer_name, task_accuracies
 from ..pipeline import Pipeline
@@ -21,7 +22,7 @@ __all__ = ["learn_task_sequence"]
 
 
 def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *, history=True,
-                        scoring="accuracy"):
+                        scoring="accuracy", scenario="class", task_labels=None):
     """Learn a task sequence with ``partial_fit`` and record the accuracy matrix.
 
     The estimator is trained in place, one ``partial_fit`` call per task
@@ -54,6 +55,13 @@ def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *
         metric function such as :func:`sklearn.metrics.log_loss`). A list
         or tuple of them, or a dict of name → scorer, records one matrix
         per score.
+    scenario : {"class", "domain", "task"}, default="class"
+        How the evaluation tasks are scored, as for
+        :func:`skcl.metrics.task_accuracies`: "task" lets only each
+        task's own labels compete (``task_labels``).
+    task_labels : list of array-like, default=None
+        The labels of each evaluation task (a loader's ``task_labels``),
+        for ``scenario="task"``.
 
     Returns
     -------
@@ -89,7 +97,9 @@ def learn_task_sequence(estimator, train_tasks, eval_tasks=None, classes=None, *
     check_sequential_estimator(estimator)
     scorers, single = check_multi_scoring(scoring)
     train_tasks, eval_tasks, classes = check_sequences(train_tasks, eval_tasks, classes)
-    matrices = _learn(estimator, train_tasks, eval_tasks, classes, history, scorers)[0]
+    task_labels = check_task_labels(scenario, task_labels, len(eval_tasks))
+    matrices = _learn(estimator, train_tasks, eval_tasks, classes, history, scorers,
+                      task_labels)[0]
     return matrices[next(iter(matrices))] if single else matrices
 
 
@@ -120,20 +130,33 @@ def check_multi_scoring(scoring):
     return scorers, single
 
 
-def _evaluate(estimator, tasks, scorers):
+def check_task_labels(scenario, task_labels, n_tasks):
+    """The task labels that task-incremental scoring needs; None for the other scenarios.
+
+    Checked before anything is learned (:func:`~skcl._utils.scenarios.scored_views`).
+    """
+    scored_views(None, n_tasks, scenario, task_labels)
+    return None if scenario != "task" else [np.asarray(labels) for labels in task_labels]
+
+
+def _evaluate(estimator, tasks, scorers, task_labels=None):
+    # Task-incremental (task_labels given): each task scored among its own labels.
+    scenario = "class" if task_labels is None else "task"
+    views = scored_views(estimator, len(tasks), scenario, task_labels)
     return {
-        name: task_accuracies(estimator, tasks)
+        name: task_accuracies(estimator, tasks, scenario=scenario, task_labels=task_labels)
         if scorer is None
-        else np.array([float(scorer(estimator, X, y)) for X, y in tasks])
+        else np.array([float(scorer(view, X, y)) for view, (X, y) in zip(views, tasks)])
         for name, scorer in scorers.items()
     }
 
 
-def _learn(estimator, train_tasks, eval_tasks, classes, history, scorers=None):
+def _learn(estimator, train_tasks, eval_tasks, classes, history, scorers=None, task_labels=None):
     """:func:`learn_task_sequence` without the checks; also the timings.
 
     Returns a dict of matrices by score name (accuracy only when
-    ``scorers`` is None), the fit time and the score time.
+    ``scorers`` is None), the fit time and the score time. With
+    ``task_labels``, the evaluation tasks are scored task-incrementally.
     """
     scorers = {"accuracy": None} if scorers is None else scorers
     n_tasks = len(train_tasks)
@@ -148,7 +171,7 @@ def _learn(estimator, train_tasks, eval_tasks, classes, history, scorers=None):
         fit_time += time.perf_counter() - start
         if history or j == n_tasks - 1:
             start = time.perf_counter()
-            for name, column in _evaluate(estimator, eval_tasks, scorers).items():
+            for name, column in _evaluate(estimator, eval_tasks, scorers, task_labels).items():
                 matrices[name][:, j] = column
             score_time += time.perf_counter() - start
     return matrices, fit_time, score_time

@@ -42,16 +42,18 @@ def _run_method(row, cls, method, seq, model, seed, classes, sequences, *, n_job
     scoring = {"log_loss": log_loss, "ece": expected_calibration_error}
     if skcl_estimator:
         search = SequenceGridSearch(estimator, grid, n_jobs=n_jobs, verbose=verbose,
-                                    task_scoring=scoring)
-        search.fit(train, validation, classes=classes)
+                                    task_scoring=scoring, scenario=seq.scenario)
+        search.fit(train, validation, classes=classes,
+                   task_labels=seq.scoring_scenario["task_labels"])
         return _evaluate(row, method, search, sequences, classes, protocol,
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, seq.scoring_scenario)
     # scikit-learn's warn of classes not seen yet (GaussianNB: log of a zero
     # prior), as a class-incremental sequence has: expected, so silenced.
     with np.errstate(divide="ignore"):
-        search = _learned_without_search(estimator, train, validation, classes, scoring)
+        search = _learned_without_search(estimator, train, validation, classes, scoring,
+                                         seq.scoring_scenario)
         return _evaluate(row, method, search, sequences, classes, protocol,
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, seq.scoring_scenario)
 
 
 def _configured_estimator(row, cls, method, seq, model, seed):
@@ -85,19 +87,22 @@ def _configured_estimator(row, cls, method, seq, model, seed):
     return estimator, skcl_estimator
 
 
-def _evaluate(row, method, search, sequences, classes, protocol, elapsed):
+def _evaluate(row, method, search, sequences, classes, protocol, elapsed, scenario=None):
     """Score the selected estimator on the test sequence; fill ``row``.
 
-    Returns the estimator and the search, as :func:`_run_method`.
+    ``scenario``: the keywords ``scenario`` and ``task_labels`` of the
+    scoring functions (None: class-incremental). Returns the estimator and
+    the search, as :func:`_run_method`.
     """
     train, _, test = sequences
     best = search.best_estimator_
-    test_accuracies = task_accuracies(best, test)
-    test_log_loss = task_scores(best, test, log_loss)
-    test_ece = task_scores(best, test, expected_calibration_error)
+    scenario = scenario or {}
+    test_accuracies = task_accuracies(best, test, **scenario)
+    test_log_loss = task_scores(best, test, log_loss, **scenario)
+    test_ece = task_scores(best, test, expected_calibration_error, **scenario)
     # The chosen parameters again, evaluated on the test sequence after
     # every task: the test accuracy matrix, for forgetting and its figure.
-    R = _accuracy_matrix(best, train, test, classes)
+    R = _accuracy_matrix(best, train, test, classes, scenario)
     results = search.cv_results_
     row.update(
         available=True,
@@ -136,14 +141,16 @@ def _grid_rows(results):
     ]
 
 
-def _accuracy_matrix(estimator, train, test, classes):
+def _accuracy_matrix(estimator, train, test, classes, scenario=None):
     """A fresh copy of ``estimator`` learns ``train``, evaluated on ``test`` after each task."""
+    scenario = scenario or {}
     if is_skcl_classifier(estimator):
-        return learn_task_sequence(clone(estimator), train, test, classes=classes)
-    return _partial_fit_sequence(clone(estimator), train, classes, evaluate=test)
+        return learn_task_sequence(clone(estimator), train, test, classes=classes, **scenario)
+    return _partial_fit_sequence(clone(estimator), train, classes, evaluate=test,
+                                 scenario=scenario)
 
 
-def _partial_fit_sequence(estimator, train, classes, evaluate=None):
+def _partial_fit_sequence(estimator, train, classes, evaluate=None, scenario=None):
     """``partial_fit`` task by task (any classifier); the accuracy matrix on ``evaluate``.
 
     ``R[i, j]`` is the accuracy on task ``i`` of ``evaluate`` after the
@@ -154,20 +161,21 @@ def _partial_fit_sequence(estimator, train, classes, evaluate=None):
     for j, (X, y) in enumerate(train):
         estimator.partial_fit(X, y, classes=classes)
         if evaluate is not None:
-            R[:, j] = task_accuracies(estimator, evaluate)
+            R[:, j] = task_accuracies(estimator, evaluate, **(scenario or {}))
     return R
 
 
-def _learned_without_search(estimator, train, validation, classes, scoring):
+def _learned_without_search(estimator, train, validation, classes, scoring, scenario=None):
     """One candidate, learned by ``partial_fit``, laid out as a search's results."""
+    scenario = scenario or {}
     start = time.perf_counter()
     fitted = clone(estimator)
     _partial_fit_sequence(fitted, train, classes)
     fit_time = time.perf_counter() - start
-    score = float(np.mean(task_accuracies(fitted, validation)))
+    score = float(np.mean(task_accuracies(fitted, validation, **scenario)))
     results = {"params": [{}], "mean_test_score": [score], "mean_fit_time": [fit_time]}
     for name, function in scoring.items():
         results[f"validation_{name}"] = [float(np.mean(task_scores(fitted, validation,
-                                                                   function)))]
+                                                                   function, **scenario)))]
     return SimpleNamespace(best_estimator_=fitted, best_params_={}, best_score_=score,
                            cv_results_=results)

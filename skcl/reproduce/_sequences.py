@@ -123,6 +123,12 @@ class TaskSequence:
         every method run by default), e.g. the exact family and RanDumb
         on Split MNIST's pixels, where the paper's methods would learn a
         7,850-parameter softmax regression for each λ.
+    scenario : {"class", "domain", "task"}
+        How its validation and test tasks are scored
+        (:func:`skcl.metrics.task_accuracies`): "task" lets only each
+        task's ``task_labels`` compete.
+    task_labels : tuple of tuples of int or None
+        Each task's labels, for ``scenario="task"``.
 
     Examples
     --------
@@ -145,6 +151,14 @@ class TaskSequence:
     method_settings: dict = field(default_factory=dict)
     method_grids: dict = field(default_factory=dict)
     default_methods: tuple = None
+    scenario: str = "class"
+    task_labels: tuple = None
+
+    @property
+    def scoring_scenario(self):
+        """``scenario`` and ``task_labels``, the keywords of skcl's scoring functions."""
+        labels = self.task_labels if self.scenario == "task" else None
+        return {"scenario": self.scenario, "task_labels": labels}
 
     @property
     def models(self):

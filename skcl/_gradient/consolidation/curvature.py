@@ -75,12 +75,26 @@ def _sum_over_batches(fn, init, X, y, weights, batch_size):
     return total
 
 
-def _output_hessian(likelihood, logits):
-    """Λ_n = ∂²nll_n/∂f², shape (n, n_outputs, n_outputs)."""
+def _output_hessian(likelihood, logits, y):
+    """Λ_n = ∂²nll_n/∂f², shape (n, n_outputs, n_outputs).
+
+    For a task-incremental ``y`` (rows of index and mask, see
+    :func:`~skcl._gradient.likelihoods.nll`), that of the task's softmax:
+    diag(p̃) − p̃p̃ᵀ with p̃ the probabilities renormalised over the task
+    (0 outside it); a sigmoid whose task holds one class has none.
+    """
+    masked = y.ndim == 2
     if likelihood == likelihoods.BERNOULLI:
         s = jax.nn.sigmoid(logits)
-        return (s * (1 - s))[:, :, None]
-    p = jax.nn.softmax(logits, axis=1)
+        h = s * (1 - s)
+        if masked:
+            h = h * jnp.all(y[:, 1:] > 0, axis=1, keepdims=True)
+        return h[:, :, None]
+    if masked:
+        logp = likelihoods.within_task(logits, y[:, 1:])
+        p = jnp.where(y[:, 1:] > 0, jnp.exp(logp), 0.0)
+    else:
+        p = jax.nn.softmax(logits, axis=1)
     return jax.vmap(jnp.diag)(p) - p[:, :, None] * p[:, None, :]
 
 
@@ -109,7 +123,7 @@ def _layer_statistics(model, kind, theta, X, y):
         S = [blocks[k][k] for k in range(len(zeros))]
     elif kind == "ggn":
         jacobians = jax.vmap(jax.jacfwd(sample_logits), in_axes=(None, 0))(zeros, X)
-        Lam = _output_hessian(model.likelihood, network.apply(theta, X))
+        Lam = _output_hessian(model.likelihood, network.apply(theta, X), y)
         S = [jnp.einsum("nok,nop,npl->nkl", J, Lam, J) for J in jacobians]
     else:  # empirical_fisher
         grads = jax.vmap(jax.grad(sample_nll), in_axes=(None, 0, 0))(zeros, X, y)
@@ -202,7 +216,7 @@ def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
             return jax.jacfwd(jax.grad(model.nll))(theta, Xb, yb, wb)
         if kind == "ggn":
             J = jax.vmap(jax.jacrev(sample_logits), in_axes=(None, 0))(theta, Xb)
-            Lam = _output_hessian(model.likelihood, network.apply(theta, Xb))
+            Lam = _output_hessian(model.likelihood, network.apply(theta, Xb), yb)
             return jnp.einsum("nop,n,noq,nqr->pr", J, wb, Lam, J)
         G = jax.vmap(jax.grad(sample_nll), in_axes=(None, 0, 0))(theta, Xb, yb)
         return (G * wb[:, None]).T @ G

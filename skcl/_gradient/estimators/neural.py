@@ -127,6 +127,7 @@ class NCClassifier(GradientClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 

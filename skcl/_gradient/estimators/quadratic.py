@@ -42,6 +42,7 @@ class _QuadraticClassifier(GradientClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -168,6 +169,7 @@ class AQCClassifier(LaplacePredictive, _QuadraticClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -258,6 +260,7 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -333,6 +336,7 @@ class SIClassifier(_DiagonalQuadraticClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -410,6 +414,7 @@ class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 

@@ -42,6 +42,7 @@ class _VariationalClassifier(GradientClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -206,6 +207,7 @@ class GMVCLClassifier(_VariationalClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
@@ -295,6 +297,7 @@ class GSFSVIClassifier(_VariationalClassifier):
         verbose=0,
         grow_classes=False,
         callback=None,
+        scenario="class",
     ):
         store_parameters(self, locals())
 
