@@ -100,6 +100,7 @@ METHODS = {  # name: (library, published row)
     "avalanche ewc": ("avalanche", "ewc"),
     "avalanche online-ewc": ("avalanche", "online-ewc"),
     "avalanche si": ("avalanche", "si"),
+    "avalanche si (weights copied)": ("avalanche", "si"),
     "avalanche lwf": ("avalanche", None),
     "avalanche slda (pixels)": ("avalanche", None),
     "skcl fine-tuning": ("skcl", "fine-tuning"),
@@ -207,6 +208,10 @@ def run_avalanche(method, tasks, cfg, strength):
     elif method == "avalanche si":
         strategy = SynapticIntelligence(net, adam, ce, si_lambda=2 * strength["si"], eps=0.1,
                                         **common)
+    elif method == "avalanche si (weights copied)":
+        patch_si_weights()
+        strategy = SynapticIntelligence(net, adam, ce, si_lambda=2 * strength["si"], eps=0.1,
+                                        **common)
     elif method == "avalanche lwf":
         strategy = LwF(net, adam, ce, alpha=1.0, temperature=2.0, **common)
     elif method == "avalanche slda (pixels)":
@@ -230,6 +235,27 @@ def run_avalanche(method, tasks, cfg, strength):
         return net(X).argmax(1).numpy()
 
     return fit_s, predict
+
+
+def patch_si_weights():
+    """Avalanche 0.6.0's SI with its kept weights copied.
+
+    Its ``extract_weights`` keeps ``param.detach().cpu().flatten()``: on the
+    CPU that is the parameter itself, not a copy, so the weights kept before
+    a step move with the step, every Δθ of the path integral is 0, Ω is 0 and
+    SI is fine-tuning (checked: the kept tensor shares the parameter's
+    memory). This wraps it to keep copies, as on a GPU.
+    """
+    from avalanche.training.plugins import SynapticIntelligencePlugin
+
+    extract = SynapticIntelligencePlugin.extract_weights
+
+    def copied(model, target, excluded_parameters):
+        extract(model, target, excluded_parameters)
+        for kept in target.values():
+            kept.data = kept.data.clone()
+
+    SynapticIntelligencePlugin.extract_weights = staticmethod(copied)
 
 
 def run_skcl(method, tasks, cfg, strength):
