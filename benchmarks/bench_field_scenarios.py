@@ -105,6 +105,7 @@ METHODS = {  # name: (library, published row)
     "avalanche slda (pixels)": ("avalanche", None),
     "skcl fine-tuning": ("skcl", "fine-tuning"),
     "skcl ewc": ("skcl", "ewc"),
+    "skcl ewc, empirical fisher": ("skcl", "ewc"),
     "skcl online-ewc": ("skcl", "online-ewc"),
     "skcl si": ("skcl", "si"),
     "skcl gaussian (pixels)": ("skcl", None),
@@ -260,6 +261,7 @@ def patch_si_weights():
 
 def run_skcl(method, tasks, cfg, strength):
     from skcl import (
+        AQCClassifier,
         EWCClassifier,
         FineTuningClassifier,
         GaussianDiscriminantClassifier,
@@ -278,6 +280,11 @@ def run_skcl(method, tasks, cfg, strength):
     model = {
         "skcl fine-tuning": lambda: FineTuningClassifier(**gradient),
         "skcl ewc": lambda: EWCClassifier(N * strength["ewc"], **gradient),
+        # EWC with the Fisher at the labels (one gradient per sample), as
+        # Avalanche's: AQC's diagonal empirical Fisher averaged over the rows.
+        "skcl ewc, empirical fisher": lambda: AQCClassifier(
+            N * strength["ewc"], curvature="empirical_fisher", structure="diag",
+            curvature_reduction="mean", **gradient),
         "skcl online-ewc": lambda: OnlineEWCClassifier(N * strength["online"],
                                                        decay=strength["gamma"], **gradient),
         "skcl si": lambda: SIClassifier(2 * N * strength["si"] / cfg["batch"], damping=0.1,
