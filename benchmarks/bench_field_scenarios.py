@@ -6,18 +6,21 @@ seed, each method in a fresh process (a child killed by a signal is a row
 of the table, not a crash of it):
 
 * Avalanche (``avalanche-lib``, ``pip install skcl[avalanche]``): Naive
-  (fine-tuning), EWC, online EWC, SI, LwF and StreamingLDA (deep SLDA, on
-  the pixels: its per-sample covariance update makes random features too
-  slow). The rows reach Avalanche as tensors, through its tensor-list
-  benchmark generator (``tensors_benchmark``), one experience per task,
-  task label 0 (domain- and class-IL: one head); the network is a torch
-  ``Sequential`` MLP; the accuracy is computed here, from the model's
+  (fine-tuning), EWC, online EWC, SI (as shipped, and with its kept
+  weights copied, see ``patch_si_weights``), LwF and StreamingLDA (deep
+  SLDA, on the pixels: its per-sample covariance update makes random
+  features too slow). The rows reach Avalanche as tensors, through its
+  tensor-list benchmark generator (``tensors_benchmark``), one experience
+  per task, task label 0 (domain- and class-IL: one head); the network is a
+  torch ``Sequential`` MLP; the accuracy is computed here, from the model's
   argmax (StreamingLDA: its ``predict``), with the same code as skcl's.
-* skcl: FineTuningClassifier, EWCClassifier, OnlineEWCClassifier,
-  SIClassifier on the same MLP; and the exact family, pixels / 255 →
-  ``RandomFeatures()`` (M = 2,000) → GaussianDiscriminantClassifier or
-  LeastSquaresClassifier at their defaults (plus the Gaussian on the
-  pixels, StreamingLDA's peer), learned task by task with ``partial_fit``.
+* skcl: FineTuningClassifier, EWCClassifier, EWC with the empirical Fisher
+  (AQCClassifier, diagonal, averaged: the Fisher Avalanche estimates),
+  OnlineEWCClassifier, SIClassifier on the same MLP; and the exact family,
+  pixels / 255 → ``RandomFeatures()`` (M = 2,000) →
+  GaussianDiscriminantClassifier or LeastSquaresClassifier at their
+  defaults (plus the Gaussian on the pixels, StreamingLDA's peer), learned
+  task by task with ``partial_fit``.
 
 The data: Split MNIST from ``skcl.datasets.load_ci_split_mnist`` (its
 training and validation rows together: the official 60,000 training and
@@ -54,13 +57,18 @@ mean NLL + c Σ Ω_k Δθ_k² (SI):
   labels, ≈ F / B: λ_A = λ B / 2. Its SI adds λ_A/2 Σ Ω_k Δθ_k² with Ω
   clipped at 0.001: λ_A = 2 c. LwF: α = 1, temperature 2.
 
-Run (about 25 minutes on 2 shared cores at the reduced budget of
-docs/experiments.md; the defaults take hours)::
+Run, at the reduced budget of docs/experiments.md (one epoch per task,
+one thread per process on a loaded 2-core machine; the defaults, the
+field's budget, take hours)::
 
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. nice -n 10 \\
         /work/venv-avalanche/bin/python benchmarks/bench_field_scenarios.py \\
-        --iterations 500 --permuted-tasks 5 --permuted-size 28 --hidden 400 \\
-        --permuted-lr 1e-3 --rows-per-task 10000 --csv field_scenarios.csv
+        --threads 1 --iterations 100 --scenarios split-domain split-class
+    ... --scenarios permuted-domain --iterations 100 --hidden 400 \\
+        --permuted-tasks 5 --permuted-size 28 --permuted-lr 1e-3 --rows-per-task 10000
+
+EWCClassifier and OnlineEWCClassifier compute the exact diagonal Fisher,
+which on this MLP takes far longer than training (docs/experiments.md).
 """
 
 import argparse
@@ -101,6 +109,7 @@ METHODS = {  # name: (library, published row)
     "avalanche online-ewc": ("avalanche", "online-ewc"),
     "avalanche si": ("avalanche", "si"),
     "avalanche si (weights copied)": ("avalanche", "si"),
+    "avalanche si (weights copied, no clip)": ("avalanche", "si"),
     "avalanche lwf": ("avalanche", None),
     "avalanche slda (pixels)": ("avalanche", None),
     "skcl fine-tuning": ("skcl", "fine-tuning"),
@@ -209,8 +218,8 @@ def run_avalanche(method, tasks, cfg, strength):
     elif method == "avalanche si":
         strategy = SynapticIntelligence(net, adam, ce, si_lambda=2 * strength["si"], eps=0.1,
                                         **common)
-    elif method == "avalanche si (weights copied)":
-        patch_si_weights()
+    elif method.startswith("avalanche si ("):
+        patch_si_weights(clip=not method.endswith("no clip)"))
         strategy = SynapticIntelligence(net, adam, ce, si_lambda=2 * strength["si"], eps=0.1,
                                         **common)
     elif method == "avalanche lwf":
@@ -238,25 +247,33 @@ def run_avalanche(method, tasks, cfg, strength):
     return fit_s, predict
 
 
-def patch_si_weights():
-    """Avalanche 0.6.0's SI with its kept weights copied.
+def patch_si_weights(clip=True):
+    """Avalanche 0.6.0's SI with its kept weights copied (and Ω unclipped if not ``clip``).
 
     Its ``extract_weights`` keeps ``param.detach().cpu().flatten()``: on the
     CPU that is the parameter itself, not a copy, so the weights kept before
     a step move with the step, every Δθ of the path integral is 0, Ω is 0 and
     SI is fine-tuning (checked: the kept tensor shares the parameter's
-    memory). This wraps it to keep copies, as on a GPU.
+    memory). This wraps it to keep copies, as on a GPU. Its ``update_ewc_data``
+    also clips every Ω at 0.001 (the field's code does not); without ``clip``
+    the bound is lifted, to tell the two apart.
     """
     from avalanche.training.plugins import SynapticIntelligencePlugin
 
     extract = SynapticIntelligencePlugin.extract_weights
+    update = SynapticIntelligencePlugin.update_ewc_data
 
     def copied(model, target, excluded_parameters):
         extract(model, target, excluded_parameters)
         for kept in target.values():
             kept.data = kept.data.clone()
 
+    def unclipped(net, ewc_data, syn_data, clip_to, *rest, **kwargs):
+        update(net, ewc_data, syn_data, float("inf"), *rest, **kwargs)
+
     SynapticIntelligencePlugin.extract_weights = staticmethod(copied)
+    if not clip:
+        SynapticIntelligencePlugin.update_ewc_data = staticmethod(unclipped)
 
 
 def run_skcl(method, tasks, cfg, strength):
