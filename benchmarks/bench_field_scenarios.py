@@ -459,6 +459,7 @@ def run_method(method, jobs, have_avalanche, timeout, threads):
     if library == "avalanche" and not have_avalanche:
         for row in rows.values():
             row["status"] = "avalanche not installed"
+            print(f"  {row['scenario']:16s} {method:38s} {row['status']}", flush=True)
         return list(rows.values())
     try:
         out = subprocess.run([sys.executable, __file__, "--child", method, json.dumps(jobs)],
