@@ -16,7 +16,8 @@ of the table, not a crash of it):
   argmax (StreamingLDA: its ``predict``), with the same code as skcl's.
 * skcl: FineTuningClassifier, EWCClassifier, EWC with the empirical Fisher
   (AQCClassifier, diagonal, averaged: the Fisher Avalanche estimates),
-  OnlineEWCClassifier, SIClassifier on the same MLP; and the exact family,
+  OnlineEWCClassifier, SIClassifier on the same MLP (fine-tuning and SI also
+  at a constant learning rate, as Avalanche's); and the exact family,
   pixels / 255 → ``RandomFeatures()`` (M = 2,000) →
   GaussianDiscriminantClassifier or LeastSquaresClassifier at their
   defaults (plus the Gaussian on the pixels, StreamingLDA's peer), learned
