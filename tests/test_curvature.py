@@ -430,3 +430,49 @@ def test_online_ewc_decays_the_old_importances(iris):
     np.testing.assert_allclose(same.theta_, ewc.theta_, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="decay"):
         OnlineEWCClassifier(decay=1.5).partial_fit(*iris.train[0], classes=iris.classes)
+
+
+def _task_rows(y, n_classes):
+    """Task-incremental labels: each row's class and a mask of its task's
+    classes (the class and the next one, cyclically)."""
+    mask = np.zeros((len(y), n_classes), np.int32)
+    mask[np.arange(len(y)), y] = 1
+    mask[np.arange(len(y)), (y + 1) % n_classes] = 1
+    return np.concatenate([y[:, None], mask], axis=1).astype(np.int32)
+
+
+@pytest.mark.parametrize("kind", ["ggn", "empirical_fisher"])
+@pytest.mark.parametrize("structure", ["diag", "kron"])
+@pytest.mark.parametrize("labels", ["categorical", "bernoulli", "task"])
+def test_factored_curvature_equals_the_pre_activation_jacobians(hidden_problem, kind,
+                                                                structure, labels):
+    """S_n = V_nᵀ V_n through the C outputs (one reverse pass per row of
+    Λ's root) against every sample's K_l × K_l S_n by forward-mode
+    Jacobians (``method="autodiff"``), on a network with two hidden layers."""
+    _, theta, X, y, w = hidden_problem
+    n_outputs = 1 if labels == "bernoulli" else 3
+    likelihood = "bernoulli" if labels == "bernoulli" else "categorical"
+    model = Model(MLP(X.shape[1], (6, 5), n_outputs), likelihood)
+    theta = np.asarray(model.network.init(jax.random.PRNGKey(1))) + 0.05
+    y = {"categorical": y, "bernoulli": (y == 1).astype(np.int32),
+         "task": _task_rows(y, 3)}[labels]
+    fast = dense(model, kind, structure, theta, X, y, w, batch_size=7)
+    slow = dense(model, kind, structure, theta, X, y, w, batch_size=7, method="autodiff")
+    assert relative_error(fast, slow) < 1e-6
+    assert np.abs(slow).max() > 1e-3
+
+
+@pytest.mark.parametrize("kind", ["ggn", "empirical_fisher"])
+def test_factored_diagonal_equals_the_brute_force_fisher(hidden_problem, kind):
+    """diag F = Σ_n w_n Σ_c p(c|x_n) (∂log p(c|x_n)/∂θ)² (GGN) and
+    Σ_n w_n g_n² (empirical Fisher), one sample and class at a time."""
+    model, theta, X, y, w = hidden_problem
+    if kind == "ggn":
+        p = _softmax(apply_numpy(model.network, theta, X))
+        expected = sum(
+            (w * p[:, c]) @ per_sample_gradients(model, theta, X, np.full(len(y), c, np.int32)) ** 2
+            for c in range(3))
+    else:
+        expected = w @ per_sample_gradients(model, theta, X, y) ** 2
+    got = np.diag(dense(model, kind, "diag", theta, X, y, w))
+    assert relative_error(got, expected) < 1e-5

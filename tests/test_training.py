@@ -184,3 +184,53 @@ def test_padded_sizes_and_learning_rates():
     np.testing.assert_allclose(rates[:300], [schedule(i) for i in range(300)], rtol=1e-4)
     assert rates[:300].max() == pytest.approx(0.1) and rates[0] == pytest.approx(0.1 / 25)
     assert not rates[300:].any()
+
+
+def test_constant_schedule_is_adam_at_the_fixed_rate(wine):
+    """learning_rate_schedule="constant" (set after a task, by set_params):
+    the second task's steps are optax.adam's at the fixed rate on the same
+    objective (data term + the stand-in for the first task), one full-batch
+    step at a time; the one-cycle schedule's differ."""
+    import copy
+
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    (X1, y1), (X2, y2) = wine.train[:2]
+    X1, X2 = X1.astype(np.float32) / 100, X2.astype(np.float32) / 100
+    clf = FineTuningClassifier(hidden_layer_sizes=(4,), n_epochs=2, batch_size=1000,
+                               learning_rate=0.05, random_state=0)
+    clf.partial_fit(X1, y1, classes=wine.classes)
+    model, method, state = clf._model(), clf._make_consolidation(), clf.consolidation_
+    start = jnp.asarray(clf.theta_)
+    w = jnp.ones(len(y2), jnp.float32)
+    key = jax.random.PRNGKey(0)
+
+    def objective(p):
+        return (method.data_term(model, p, jnp.asarray(X2), jnp.asarray(y2), w, key)
+                + method.penalty(state, p, key))
+
+    optimiser = optax.adam(0.05)
+    params, opt_state = start, optimiser.init(start)
+    for _ in range(3):
+        updates, opt_state = optimiser.update(jax.grad(objective)(params), opt_state, params)
+        params = optax.apply_updates(params, updates)
+    one_cycle = copy.deepcopy(clf).set_params(n_epochs=3).partial_fit(X2, y2)
+    clf.set_params(learning_rate_schedule="constant", n_epochs=3).partial_fit(X2, y2)
+    np.testing.assert_allclose(clf.theta_, params, rtol=1e-4, atol=1e-6)
+    assert np.abs(one_cycle.theta_ - params).max() > 1e-3
+
+
+def test_learning_rate_schedule_is_validated_where_it_acts(wine):
+    (X1, y1), (X2, y2) = wine.train[:2]
+    with pytest.raises(ValueError, match="learning_rate_schedule"):
+        FineTuningClassifier(learning_rate_schedule="cosine").partial_fit(X1, y1,
+                                                                         classes=wine.classes)
+    clf = FineTuningClassifier(n_epochs=2, random_state=0).partial_fit(X1, y1,
+                                                                       classes=wine.classes)
+    theta = clf.theta_.copy()
+    with pytest.raises(ValueError, match="learning_rate_schedule"):
+        clf.set_params(learning_rate_schedule="Constant").partial_fit(X2, y2)
+    np.testing.assert_array_equal(clf.theta_, theta)
+    assert clf.n_tasks_seen_ == 1

@@ -40,7 +40,7 @@ from .growth import grow_network
 from .model import Model
 from .networks import MLP, apply_numpy
 from .reporting import epoch_callback, report_task
-from .training import minimize, minimize_epochwise
+from .training import SCHEDULES, minimize, minimize_epochwise
 
 __all__ = ["GradientClassifier"]
 
@@ -79,6 +79,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         "n_epochs": [positive_int],
         "batch_size": [positive_int],
         "learning_rate": [positive_real],
+        "learning_rate_schedule": [StrOptions(set(SCHEDULES))],
         "prior_precision": [positive_real],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "random_state": ["random_state"],
@@ -95,6 +96,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         n_epochs=100,
         batch_size=16,
         learning_rate=0.01,
+        learning_rate_schedule="one_cycle",
         prior_precision=1.0,
         class_weight=None,
         random_state=None,
@@ -295,7 +297,8 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
     def _train(self, model, method, state, start_params, X, y, w, key):
         """One task's training loop: compiled whole, or epoch by epoch for the callback."""
         args = (model, method, state, start_params, X, y, w, key, float(self.learning_rate))
-        kwargs = dict(n_epochs=int(self.n_epochs), batch_size=int(self.batch_size))
+        kwargs = dict(n_epochs=int(self.n_epochs), batch_size=int(self.batch_size),
+                      schedule=self.learning_rate_schedule)
         if self.callback is None:
             return minimize(*args, **kwargs)
         on_epoch = epoch_callback(self, task=self.n_tasks_seen_ + 1)

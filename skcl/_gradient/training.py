@@ -1,4 +1,4 @@
-"""The shared optimisation loop: Adam, one-cycle schedule, minibatches.
+"""The shared optimisation loop: Adam, one-cycle (or constant) schedule, minibatches.
 
 One task is learned by :func:`minimize`, a single jitted computation:
 ``lax.scan`` over epochs, and inside each epoch over shuffled minibatches.
@@ -66,22 +66,31 @@ class Trained(NamedTuple):
     start_loss: Any = None
 
 
-@partial(jax.jit, static_argnames=("n_steps", "n_slots"))
-def learning_rates(learning_rate, *, n_steps, n_slots=None):
-    """The cosine one-cycle schedule's learning rate at each of ``n_steps`` steps.
+SCHEDULES = ("one_cycle", "constant")
 
-    optax's ``cosine_onecycle_schedule(n_steps, learning_rate)``, evaluated
-    once per task in a small program of its own and handed to the training
-    loop as data, so that tasks with different step counts share one
-    compiled loop; zeros follow up to ``n_slots`` entries (a padded task's
-    skipped steps).
+
+@partial(jax.jit, static_argnames=("n_steps", "n_slots", "schedule"))
+def learning_rates(learning_rate, *, n_steps, n_slots=None, schedule="one_cycle"):
+    """The learning rate at each of ``n_steps`` steps.
+
+    ``schedule="one_cycle"`` (the paper's): optax's
+    ``cosine_onecycle_schedule(n_steps, learning_rate)``, warm-up to
+    ``learning_rate`` then cosine decay; ``"constant"``: ``learning_rate``
+    at every step (plain Adam, as most continual-learning libraries
+    train). Evaluated once per task in a small program of its own and
+    handed to the training loop as data, so that tasks with different step
+    counts (and either schedule) share one compiled loop; zeros follow up
+    to ``n_slots`` entries (a padded task's skipped steps).
 
     Returns
     -------
     array of shape (n_slots or n_steps,)
     """
-    schedule = optax.cosine_onecycle_schedule(n_steps, learning_rate)
-    rates = jax.vmap(schedule)(jnp.arange(n_steps))
+    if schedule == "constant":
+        rates = jnp.full(n_steps, learning_rate, dtype=jnp.float32)
+    else:
+        rates = jax.vmap(optax.cosine_onecycle_schedule(n_steps, learning_rate))(
+            jnp.arange(n_steps))
     return rates if n_slots is None else jnp.pad(rates, (0, n_slots - n_steps))
 
 
@@ -123,7 +132,8 @@ def _step(model, consolidation, state, X, y, weights, optimiser, n_batches, carr
     return (optax.apply_updates(params, updates), opt_state, trace), data + pen
 
 
-def _set_up(X, y, weights, batch_size, learning_rate, n_epochs, *, pad=False):
+def _set_up(X, y, weights, batch_size, learning_rate, n_epochs, *, pad=False,
+            schedule="one_cycle"):
     """What every driver does first: the compilation cache, sizes, data, the schedule.
 
     With ``pad`` (:func:`minimize`), the task is padded to
@@ -144,14 +154,14 @@ def _set_up(X, y, weights, batch_size, learning_rate, n_epochs, *, pad=False):
     n_steps = n_epochs * sizes.n_batches
     if not pad:
         data = jnp.asarray(X), jnp.asarray(y), jnp.asarray(weights)
-        return sizes, data, learning_rates(learning_rate, n_steps=n_steps)
+        return sizes, data, learning_rates(learning_rate, n_steps=n_steps, schedule=schedule)
     data = tuple(pad_to(a, 0, sizes.n_rows) for a in (X, y, weights))
     return sizes, data, learning_rates(learning_rate, n_steps=n_steps,
-                                       n_slots=n_epochs * sizes.n_slots)
+                                       n_slots=n_epochs * sizes.n_slots, schedule=schedule)
 
 
 def minimize(model, consolidation, state, params, X, y, weights, key, learning_rate, *,
-             n_epochs, batch_size):
+             n_epochs, batch_size, schedule="one_cycle"):
     """Learn one task: Adam with a cosine one-cycle schedule over minibatches.
 
     Minimises Σ_batches [data term + penalty / n_batches] per epoch, the
@@ -184,9 +194,12 @@ def minimize(model, consolidation, state, params, X, y, weights, key, learning_r
         Shuffles the minibatches; also handed to the data term and the
         penalty (one fresh key per step) for Monte Carlo estimates.
     learning_rate : float
-        Peak of the one-cycle schedule (the paper's base learning rate).
+        Peak of the one-cycle schedule (the paper's base learning rate), or
+        the constant rate.
     n_epochs, batch_size : int
         The schedule runs over ``n_epochs × n_batches`` steps.
+    schedule : {"one_cycle", "constant"}, default="one_cycle"
+        See :func:`learning_rates`.
 
     Returns
     -------
@@ -197,7 +210,7 @@ def minimize(model, consolidation, state, params, X, y, weights, key, learning_r
         computed in the same compiled program.
     """
     sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate,
-                                            n_epochs, pad=True)
+                                            n_epochs, pad=True, schedule=schedule)
     batches = epoch_batches(key, n_samples=sizes.n_samples, n_rows=sizes.n_rows,
                             batch_size=sizes.batch_size, n_epochs=n_epochs, n_slots=sizes.n_slots)
     return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
@@ -245,7 +258,7 @@ def _epoch(model, consolidation, state, X, y, weights, optimiser, n_batches, car
 
 
 def minimize_epochwise(model, consolidation, state, params, X, y, weights, key, learning_rate,
-                       *, n_epochs, batch_size, on_epoch):
+                       *, n_epochs, batch_size, on_epoch, schedule="one_cycle"):
     """:func:`minimize`, one jitted epoch at a time, with a callback after each.
 
     The same steps, minibatches, keys and schedule as :func:`minimize` (up
@@ -254,7 +267,8 @@ def minimize_epochwise(model, consolidation, state, params, X, y, weights, key, 
 
     Parameters
     ----------
-    model, consolidation, state, params, X, y, weights, key, learning_rate, n_epochs, batch_size
+    model, consolidation, state, params, X, y, weights, key, learning_rate, n_epochs, batch_size,
+    schedule
         As for :func:`minimize`.
     on_epoch : callable
         Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
@@ -266,7 +280,8 @@ def minimize_epochwise(model, consolidation, state, params, X, y, weights, key, 
         As for :func:`minimize`; ``epoch_losses`` has one entry per epoch
         run.
     """
-    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs)
+    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs,
+                                            schedule=schedule)
     start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
                                          model=model)
     run_epoch = partial(_jitted_epoch, model, consolidation, state, X, y, weights, rates,
@@ -276,7 +291,7 @@ def minimize_epochwise(model, consolidation, state, params, X, y, weights, key, 
 
 
 def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, learning_rate,
-                      *, n_epochs, batch_size, on_epoch=None):
+                      *, n_epochs, batch_size, on_epoch=None, schedule="one_cycle"):
     """:func:`minimize`, one jitted step per minibatch from a Python loop.
 
     The same steps, minibatches and keys as :func:`minimize`, so the
@@ -286,7 +301,8 @@ def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, l
 
     Parameters
     ----------
-    model, consolidation, state, params, X, y, weights, key, learning_rate, n_epochs, batch_size
+    model, consolidation, state, params, X, y, weights, key, learning_rate, n_epochs, batch_size,
+    schedule
         As for :func:`minimize`.
     on_epoch : callable, default=None
         Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
@@ -301,7 +317,8 @@ def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, l
         one pass over all the data at once would not fit for large image
         sets.
     """
-    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs)
+    sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs,
+                                            schedule=schedule)
     step = partial(_jitted_step, model, consolidation, state, X, y, weights, rates,
                    n_batches=sizes.n_batches)
 

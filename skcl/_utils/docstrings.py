@@ -25,7 +25,13 @@ _COMMON_PARAMS = """
         Minibatch size (the paper: 16 for Iris and Wine, 64 for images).
     learning_rate : float, default=0.01
         Peak learning rate of Adam's cosine one-cycle schedule, the paper's
-        base learning rate (0.1 for Iris, 0.01 for Wine and MNIST).
+        base learning rate (0.1 for Iris, 0.01 for Wine and MNIST); with
+        ``learning_rate_schedule="constant"``, Adam's rate at every step.
+    learning_rate_schedule : {"one_cycle", "constant"}, default="one_cycle"
+        How the rate moves over a task's ``n_epochs × n_batches`` steps:
+        ``"one_cycle"`` (the paper's) warms up to ``learning_rate`` and
+        decays it by a cosine to near zero; ``"constant"`` keeps it, as
+        plain Adam in most continual-learning libraries (e.g. Avalanche).
     prior_precision : float, default=1.0
         Precision of the zero-mean Gaussian prior of the first task,
         L_0(θ) = ½·precision·‖θ‖² (the paper: a standard Gaussian, 1).

@@ -33,6 +33,16 @@ full C = Σ_n w_n (ã ãᵀ) ⊗ S_n is exact too, and costs a few large matrix
 products instead of n_params gradient evaluations per sample. Full C of a
 network with hidden layers, whose cross-layer blocks matter, is computed
 by automatic differentiation.
+
+Factored S_n. For the GGN and the empirical Fisher S_n has rank at most
+the number of outputs C: Λ_n = L_nᵀ L_n (L_n of shape r × C, r ≤ C) gives
+S_n = V_nᵀ V_n with V_n = L_n J_z, whose r rows are vector-Jacobian
+products of the logits in z_l, all layers at once by one reverse pass per
+row of L_n (for the empirical Fisher r = 1, the row g_fᵀ). The diagonal
+Σ_r V_n² and K-FAC's G = Σ_n w_n V_nᵀ V_n then cost O(n · r · width) per
+layer, never a K_l × K_l matrix per sample. The exact Hessian has no such
+factor (its S_n includes the second derivative through the activations),
+so it keeps the per-sample K_l × K_l path, as does ``method="autodiff"``.
 """
 
 from functools import partial
@@ -83,19 +93,42 @@ def _output_hessian(likelihood, logits, y):
     diag(p̃) − p̃p̃ᵀ with p̃ the probabilities renormalised over the task
     (0 outside it); a sigmoid whose task holds one class has none.
     """
-    masked = y.ndim == 2
     if likelihood == likelihoods.BERNOULLI:
-        s = jax.nn.sigmoid(logits)
-        h = s * (1 - s)
-        if masked:
-            h = h * jnp.all(y[:, 1:] > 0, axis=1, keepdims=True)
-        return h[:, :, None]
-    if masked:
-        logp = likelihoods.within_task(logits, y[:, 1:])
-        p = jnp.where(y[:, 1:] > 0, jnp.exp(logp), 0.0)
-    else:
-        p = jax.nn.softmax(logits, axis=1)
+        return _sigmoid_curvature(logits, y)[:, :, None]
+    p = _task_probabilities(logits, y)
     return jax.vmap(jnp.diag)(p) - p[:, :, None] * p[:, None, :]
+
+
+def _output_hessian_root(likelihood, logits, y):
+    """L_n with L_nᵀ L_n = Λ_n, shape (n, r, n_outputs) (r = n_outputs).
+
+    Softmax: rows √p_c (e_c − p), since Σ_c p_c (e_c − p)(e_c − p)ᵀ =
+    diag(p) − ppᵀ when Σ_c p_c = 1 (p̃ over a task sums to 1 as well).
+    Sigmoid: √(σ(1 − σ)). Closed forms, so no factorisation of Λ_n can
+    fail where it is singular.
+    """
+    if likelihood == likelihoods.BERNOULLI:
+        return jnp.sqrt(_sigmoid_curvature(logits, y))[:, :, None]
+    p = _task_probabilities(logits, y)
+    identity = jnp.eye(p.shape[1], dtype=p.dtype)
+    return jnp.sqrt(p)[:, :, None] * (identity[None] - p[:, None, :])
+
+
+def _sigmoid_curvature(logits, y):
+    """σ(1 − σ), shape (n, 1); 0 for a task-incremental row whose task has one class."""
+    s = jax.nn.sigmoid(logits)
+    h = s * (1 - s)
+    if y.ndim == 2:
+        h = h * jnp.all(y[:, 1:] > 0, axis=1, keepdims=True)
+    return h
+
+
+def _task_probabilities(logits, y):
+    """Softmax probabilities, renormalised over each row's task if ``y`` is masked."""
+    if y.ndim == 2:
+        logp = likelihoods.within_task(logits, y[:, 1:])
+        return jnp.where(y[:, 1:] > 0, jnp.exp(logp), 0.0)
+    return jax.nn.softmax(logits, axis=1)
 
 
 def closed_form_applies(model):
@@ -131,27 +164,73 @@ def _layer_statistics(model, kind, theta, X, y):
     return list(zip(augmented, S))
 
 
+def _layer_factors(model, kind, theta, X, y):
+    """Per layer: ã (n, fan_in + 1) and V (n, r, K_l) with S_n = V_nᵀ V_n.
+
+    For the GGN (r = n_outputs) and the empirical Fisher (r = 1) only.
+    Each of the r rows is one reverse pass through the batch: sample n's
+    logits depend on its own row of the offsets only, so the cotangent of
+    the batch's offsets is every sample's v_n = J_zᵀ l_n at once.
+    """
+    network = model.network
+    zeros = [jnp.zeros((X.shape[0], fan_out), theta.dtype)
+             for _, fan_out in network.layer_shapes]
+    logits, pull_back, inputs = jax.vjp(
+        lambda offsets: network.forward(theta, X, offsets), zeros, has_aux=True)
+    if kind == "ggn":
+        L = _output_hessian_root(model.likelihood, logits, y)
+    else:  # empirical_fisher: g_f = ∂nll_n/∂f, one row per sample
+        ones = jnp.ones(X.shape[0], logits.dtype)
+        L = jax.grad(lambda f: likelihoods.nll(model.likelihood, f, y, ones))(logits)[:, None]
+    (V,) = jax.vmap(pull_back, in_axes=1, out_axes=1)(L)
+    ones = jnp.ones((X.shape[0], 1), X.dtype)
+    return [(jnp.concatenate([a, ones], axis=1), v) for a, v in zip(inputs, V)]
+
+
+def _factored(kind, method):
+    """Whether S_n is taken as V_nᵀ V_n (:func:`_layer_factors`)."""
+    return kind != "hessian" and method != "autodiff"
+
+
+def _factor_rows(model, kind):
+    return model.network.layer_shapes[-1][1] if kind == "ggn" else 1
+
+
 def _chunk(per_sample_floats, batch_size, n_samples):
     """Samples per chunk: at least a minibatch, at most _CHUNK_FLOATS floats."""
     return int(max(batch_size, min(n_samples, _CHUNK_FLOATS // max(per_sample_floats, 1))))
 
 
-def _diagonal(model, kind, theta, X, y, weights, batch_size):
+def _diagonal(model, kind, theta, X, y, weights, batch_size, method):
+    factored = _factored(kind, method)
+
     def batch_diagonal(Xb, yb, wb):
-        return [
-            jnp.einsum("n,ni,nk->ik", wb, a * a, jnp.diagonal(S, axis1=1, axis2=2)).ravel()
-            for a, S in _layer_statistics(model, kind, theta, Xb, yb)
-        ]
+        if factored:
+            pairs = [(a, jnp.sum(V * V, axis=1))
+                     for a, V in _layer_factors(model, kind, theta, Xb, yb)]
+        else:
+            pairs = [(a, jnp.diagonal(S, axis1=1, axis2=2))
+                     for a, S in _layer_statistics(model, kind, theta, Xb, yb)]
+        return [jnp.einsum("n,ni,nk->ik", wb, a * a, d).ravel() for a, d in pairs]
 
     init = [jnp.zeros((i + 1) * o, theta.dtype) for i, o in model.network.layer_shapes]
-    per_sample = sum(i + 1 + o * o + o for i, o in model.network.layer_shapes)
+    r = _factor_rows(model, kind) if factored else None
+    per_sample = sum(i + 1 + (2 * r * o if factored else o * o) + o
+                     for i, o in model.network.layer_shapes)
     chunk = _chunk(per_sample, batch_size, X.shape[0])
     parts = _sum_over_batches(batch_diagonal, init, X, y, weights, chunk)
     return DiagonalCurvature(jnp.concatenate(parts))
 
 
-def _kronecker(model, kind, theta, X, y, weights, batch_size):
+def _kronecker(model, kind, theta, X, y, weights, batch_size, method):
+    factored = _factored(kind, method)
+
     def batch_factors(Xb, yb, wb):
+        if factored:
+            return [
+                (jnp.einsum("n,ni,nj->ij", wb, a, a), jnp.einsum("n,nrk,nrl->kl", wb, V, V))
+                for a, V in _layer_factors(model, kind, theta, Xb, yb)
+            ]
         return [
             (jnp.einsum("n,ni,nj->ij", wb, a, a), jnp.einsum("n,nkl->kl", wb, S))
             for a, S in _layer_statistics(model, kind, theta, Xb, yb)
@@ -160,7 +239,8 @@ def _kronecker(model, kind, theta, X, y, weights, batch_size):
     shapes = model.network.layer_shapes
     init = [(jnp.zeros((i + 1, i + 1), theta.dtype), jnp.zeros((o, o), theta.dtype))
             for i, o in shapes]
-    per_sample = sum(i + 1 + 2 * o * o for i, o in shapes)
+    r = _factor_rows(model, kind) if factored else None
+    per_sample = sum(i + 1 + (2 * r * o if factored else 2 * o * o) for i, o in shapes)
     chunk = _chunk(per_sample, batch_size, X.shape[0])
     sums = _sum_over_batches(batch_factors, init, X, y, weights, chunk)
     total_weight = jnp.sum(weights)
@@ -248,6 +328,10 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
     method : {"auto", "autodiff", "closed_form"}, default="auto"
         For the full structure: the closed form where the network is one
         dense layer ("auto"), or automatic differentiation for any network.
+        For the kron and diag structures: "auto" factors the GGN's and the
+        empirical Fisher's S_n through the outputs (:func:`_layer_factors`);
+        "autodiff" builds every sample's K_l × K_l S_n by forward-mode
+        Jacobians in the pre-activations (the Hessian always does).
 
     Returns
     -------
@@ -258,9 +342,9 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
         raise ValueError(f"Unknown curvature {kind!r} × {structure!r}.")
     args = (model, kind, theta, X, y, weights, batch_size)
     if structure == "diag":
-        return _diagonal(*args)
+        return _diagonal(*args, method)
     if structure == "kron":
-        return _kronecker(*args)
+        return _kronecker(*args, method)
     closed_form = closed_form_applies(model)
     if method == "closed_form" and not closed_form:
         raise ValueError("The closed form needs a network without hidden layers.")

@@ -121,6 +121,7 @@ class NCClassifier(GradientClassifier):
         n_epochs=100,
         batch_size=16,
         learning_rate=0.01,
+        learning_rate_schedule="one_cycle",
         prior_precision=1.0,
         class_weight=None,
         random_state=None,
