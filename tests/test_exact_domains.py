@@ -12,10 +12,20 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 from sklearn.datasets import load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import GaussianDiscriminantClassifier
 from skcl.datasets import load_permuted_mnist, make_task_sequences
 from skcl.feature_extraction import RandomFeatures
+
+
+@parametrize_with_checks([
+    GaussianDiscriminantClassifier(covariance="per_domain", random_state=0),
+    GaussianDiscriminantClassifier(covariance="per_domain", components="task_class",
+                                   random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
 
 
 def _two_domains(seed=0, d=4, rows=25):
