@@ -213,9 +213,10 @@ class GaussianDiscriminantClassifier(ExactClassifier):
     def _task_moments(self, X, y, sample_weight):
         learned, held = super()._task_moments(X, y, sample_weight)
         # "per_domain" needs each task's own pooled scatter S_τ, held until
-        # the task is committed (a rejected task leaves nothing).
-        self._pending_task_scatter = (merge(learned, held).scatter
-                                      if self.covariance == "per_domain" else None)
+        # the task is committed (_commit): a task rejected after this (every
+        # weight zero) leaves it, and the next task's replaces it.
+        if self.covariance == "per_domain":
+            self._pending_task_scatter = merge(learned, held).scatter
         return learned, held
 
     def _commit(self, moments, heldout, record):
