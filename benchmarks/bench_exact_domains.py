@@ -21,7 +21,8 @@ The models: the defaults; ``per_domain``, the Gaussian with
 per (task, class) forced (``components="task_class"``), with and without
 ``per_domain``: on small slices ``components="auto"`` keeps each class
 whole (its score statistic stays under the BIC's price), so the per-domain
-covariance has no domain to act on.
+covariance has no domain to act on; ``λ = 0.5``: ``domain_pooling=0.5``,
+each domain's covariance moved halfway to the pooled one.
 
 Run (a few minutes at the defaults on two shared cores)::
 
@@ -70,6 +71,10 @@ def run(name, data, args):
         "  + per_domain": lambda: GaussianDiscriminantClassifier(
             components="task_class", covariance="per_domain"),
         "least squares": lambda: LeastSquaresClassifier(),
+        "per_domain, λ = 0.5": lambda: GaussianDiscriminantClassifier(
+            covariance="per_domain", domain_pooling=0.5),
+        "task_class + λ = 0.5": lambda: GaussianDiscriminantClassifier(
+            components="task_class", covariance="per_domain", domain_pooling=0.5),
     }
     print(f"\n{name}: {len(train)} tasks, {args.rows} training rows and {args.test} test rows "
           f"a task, M = {args.M}")

@@ -41,19 +41,26 @@ def _two_domains(seed=0, d=4, rows=25):
     return tasks
 
 
-def test_log_joint_is_the_mixture_of_each_domains_gaussian_written_out():
+def _centred(X, y):
+    means = {c: X[y == c].mean(0) for c in range(3)}
+    return means, X - np.array([means[c] for c in y])
+
+
+@pytest.mark.parametrize("pooling", [0.0, 0.5])
+def test_log_joint_is_the_mixture_of_each_domains_gaussian_written_out(pooling):
     s = 0.2
     tasks = _two_domains()
-    clf = GaussianDiscriminantClassifier(s, covariance="per_domain", components="task_class")
+    clf = GaussianDiscriminantClassifier(s, covariance="per_domain", components="task_class",
+                                         domain_pooling=pooling)
     for X, y in tasks:
         clf.partial_fit(X, y, classes=[0, 1, 2])
     n = sum(len(y) for _, y in tasks)
+    pooled = sum(C.T @ C for C in (_centred(X, y)[1] for X, y in tasks)) / n
     X_test = np.random.default_rng(1).standard_normal((7, 4)) * 4
     terms = {c: [] for c in range(3)}
     for X, y in tasks:  # each task is a domain: its rows about their class means
-        means = {c: X[y == c].mean(0) for c in range(3)}
-        centred = X - np.array([means[c] for c in y])
-        empirical = centred.T @ centred / len(X)
+        means, centred = _centred(X, y)
+        empirical = (1 - pooling) * centred.T @ centred / len(X) + pooling * pooled
         nu = np.trace(empirical) / 4
         covariance = (1 - s) * empirical + s * nu * np.eye(4)
         for c in range(3):
@@ -65,7 +72,7 @@ def test_log_joint_is_the_mixture_of_each_domains_gaussian_written_out():
     shared = GaussianDiscriminantClassifier(s, components="task_class")
     for X, y in tasks:
         shared.partial_fit(X, y, classes=[0, 1, 2])
-    assert np.abs(shared.decision_function(X_test) - expected).max() > 1.0
+    assert np.abs(shared.decision_function(X_test) - expected).max() > 0.1
 
 
 def test_with_no_class_kept_apart_it_is_the_shared_model():

@@ -64,16 +64,26 @@ class DomainFit(NamedTuple):
     n_components: int
 
 
-def _domain_moments(moments, task_scatters, tasks, component_key):
-    """The (task, class) groups of ``tasks`` with their tasks' scatter, coarsened to components."""
+def _domain_moments(moments, task_scatters, tasks, component_key, pooled, pooling):
+    """The (task, class) groups of ``tasks`` with their tasks' scatter, coarsened to components.
+
+    With ``pooling`` λ > 0 the scatter is (1 − λ)·W_r + λ·(n_r/n)·W, W the
+    ``pooled`` scatter of every row, so that Σ_r = W_r'/n_r is the
+    domain's covariance moved a share λ towards the pooled one.
+    """
     rows = [g for g, key in enumerate(moments.keys) if key[0] in tasks]
     scatter = np.sum([task_scatters[t] for t in sorted(tasks)], axis=0)
-    part = GroupMoments(tuple(moments.keys[g] for g in rows), moments.counts[rows],
-                        moments.means[rows], scatter, None)
-    return coarsen(part, component_key)
+    part = coarsen(GroupMoments(tuple(moments.keys[g] for g in rows), moments.counts[rows],
+                                moments.means[rows], scatter, None), component_key)
+    if pooling > 0:
+        mixed = part.scatter * (1 - pooling)
+        mixed += pooled.scatter * (pooling * part.total / pooled.total)
+        part = part._replace(scatter=mixed)
+    return part
 
 
-def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=None):
+def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=None,
+                pooling=0.0):
     """Each domain's components with the domain's own covariance.
 
     Parameters
@@ -89,6 +99,10 @@ def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=
         (:func:`.gaussian.oas_shrinkage`); a float s: Σ(s) towards ν_r·I.
     linalg : module, optional
         Where the factorisations run (:mod:`.linalg` by default).
+    pooling : float in [0, 1], default=0.0
+        λ: each domain's empirical covariance W_r/n_r is replaced by
+        (1 − λ)·W_r/n_r + λ·W/n before its shrinkage (1: the pooled one
+        for every domain, the shared model).
 
     Returns
     -------
@@ -108,7 +122,8 @@ def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=
         if domain is None:  # the classes kept whole: the pooled covariance of every row
             part = components
         else:
-            part = _domain_moments(moments, task_scatters, owners[domain], component_key)
+            part = _domain_moments(moments, task_scatters, owners[domain], component_key,
+                                   components, pooling)
         s, target = shrinkage, None
         if s == "auto":
             s, target = oas_shrinkage(part.scatter, part.total)
