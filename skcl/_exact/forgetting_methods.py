@@ -147,6 +147,9 @@ class ForgettingMixin:
     def _check_forgettable(self):
         check_is_fitted(self, "moments_")
         self._check_params()
+        if getattr(self, "covariance", None) == "per_domain":
+            raise ForgettingError("covariance='per_domain' keeps each task's scatter, which "
+                                  "forgetting does not take rows out of yet: nothing forgotten")
 
     def _check_task(self, task):
         if not isinstance(task, (int, np.integer)) or not 0 <= task < self.n_tasks_seen_:

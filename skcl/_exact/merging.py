@@ -142,6 +142,9 @@ def _merge_classifiers(models):
             raise MergeError(f"models 0 and {i} are of different kinds: "
                              f"{type(first).__name__} and {type(model).__name__}")
     params = first.get_params(deep=False)
+    if params.get("covariance") == "per_domain":
+        raise MergeError("covariance='per_domain' keeps each task's scatter, which merging "
+                         "does not add up yet")
     for i, model in enumerate(models[1:], 1):
         other = model.get_params(deep=False)
         for name in sorted(params.keys() - _IRRELEVANT):

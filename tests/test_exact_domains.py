@@ -1,0 +1,170 @@
+"""The Gaussian's covariance per domain (``covariance="per_domain"``, ``skcl._exact.domains``).
+
+Checked against the rows (each domain's pooled covariance and the mixture
+over domains written out with scipy's multivariate normal), against the
+shared model where no class is kept apart (class-incremental digits: the
+same model), and on real Permuted MNIST, where a covariance shared by
+unrelated permutations costs accuracy that the per-domain one recovers.
+"""
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import multivariate_normal
+from sklearn.datasets import load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skcl import GaussianDiscriminantClassifier
+from skcl.datasets import load_permuted_mnist, make_task_sequences
+from skcl.feature_extraction import RandomFeatures
+
+
+@parametrize_with_checks([
+    GaussianDiscriminantClassifier(covariance="per_domain", random_state=0),
+    GaussianDiscriminantClassifier(covariance="per_domain", components="task_class",
+                                   random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _two_domains(seed=0, d=4, rows=25):
+    """Two tasks of three classes, each task its own random covariance and offsets."""
+    rng = np.random.default_rng(seed)
+    tasks = []
+    for t in range(2):
+        A = rng.standard_normal((d, d)) * (1 + 2 * t)
+        offset = rng.standard_normal(d) * 3
+        y = np.repeat(np.arange(3), rows)
+        X = rng.standard_normal((len(y), d)) @ A + offset + y[:, None]
+        tasks.append((X, y))
+    return tasks
+
+
+def _centred(X, y):
+    means = {c: X[y == c].mean(0) for c in range(3)}
+    return means, X - np.array([means[c] for c in y])
+
+
+@pytest.mark.parametrize("pooling", [0.0, 0.5])
+def test_log_joint_is_the_mixture_of_each_domains_gaussian_written_out(pooling):
+    s = 0.2
+    tasks = _two_domains()
+    clf = GaussianDiscriminantClassifier(s, covariance="per_domain", components="task_class",
+                                         domain_pooling=pooling)
+    for X, y in tasks:
+        clf.partial_fit(X, y, classes=[0, 1, 2])
+    n = sum(len(y) for _, y in tasks)
+    pooled = sum(C.T @ C for C in (_centred(X, y)[1] for X, y in tasks)) / n
+    X_test = np.random.default_rng(1).standard_normal((7, 4)) * 4
+    terms = {c: [] for c in range(3)}
+    for X, y in tasks:  # each task is a domain: its rows about their class means
+        means, centred = _centred(X, y)
+        empirical = (1 - pooling) * centred.T @ centred / len(X) + pooling * pooled
+        nu = np.trace(empirical) / 4
+        covariance = (1 - s) * empirical + s * nu * np.eye(4)
+        for c in range(3):
+            terms[c].append(np.log((y == c).sum() / n)
+                            + multivariate_normal(means[c], covariance).logpdf(X_test))
+    expected = np.column_stack([logsumexp(terms[c], axis=0) for c in range(3)])
+    np.testing.assert_allclose(clf.decision_function(X_test), expected, rtol=1e-9, atol=1e-9)
+    # The shared covariance is another model: the rule changes the numbers.
+    shared = GaussianDiscriminantClassifier(s, components="task_class")
+    for X, y in tasks:
+        shared.partial_fit(X, y, classes=[0, 1, 2])
+    assert np.abs(shared.decision_function(X_test) - expected).max() > 0.1
+
+
+def test_with_no_class_kept_apart_it_is_the_shared_model():
+    X, y = load_digits(return_X_y=True)
+    seq = make_task_sequences(X / 16, y, [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)],
+                              random_state=0)
+    models = [GaussianDiscriminantClassifier(covariance=c) for c in ("shared", "per_domain")]
+    for clf in models:
+        for X_task, y_task in seq.train:
+            clf.partial_fit(X_task, y_task, classes=np.arange(10))
+    X_test = np.concatenate([X_task for X_task, _ in seq.test])
+    assert models[1].domain_gaussians_.domains == (None,)
+    np.testing.assert_allclose(models[1].decision_function(X_test),
+                               models[0].decision_function(X_test), rtol=1e-9, atol=1e-8)
+
+
+def test_switching_to_per_domain_mid_sequence_is_a_clear_error():
+    tasks = _two_domains()
+    clf = GaussianDiscriminantClassifier(components="task_class")
+    clf.partial_fit(*tasks[0], classes=[0, 1, 2])
+    clf.set_params(covariance="per_domain").partial_fit(*tasks[1])
+    with pytest.raises(ValueError, match="per_domain"):
+        clf.predict(tasks[1][0])
+
+
+def test_per_domain_closes_the_gap_of_three_permutations_on_mnist(shared_data_dir):
+    """Permuted MNIST, 3 permutations, 1,000 rows a task, M = 300 random features.
+
+    Measured: one domain alone 83.8 %; three domains, one (task, class)
+    component each, shared covariance 82.5 %, per domain 84.3 % (the
+    oracle of a model per task scored on its own task: 84.3 %).
+    """
+    data = load_permuted_mnist(3, root=shared_data_dir)
+
+    def rows(split, n):
+        return [(np.asarray(X[:n], dtype=np.float64) / 255, np.asarray(y[:n]))
+                for X, y in data[split]]
+
+    train, test = rows("train", 1000), rows("test", 500)
+    features = RandomFeatures(300, random_state=0).fit(train[0][0])
+    train = [(features.transform(X).astype(np.float64), y) for X, y in train]
+    test = [(features.transform(X).astype(np.float64), y) for X, y in test]
+
+    def accuracy(covariance, tasks):
+        clf = GaussianDiscriminantClassifier(covariance=covariance, components="task_class")
+        for X, y in tasks:
+            clf.partial_fit(X, y, classes=np.arange(10))
+        scored = test[:len(tasks)]
+        return np.mean([np.mean(clf.predict(X) == y) for X, y in scored])
+
+    alone = accuracy("shared", train[:1])
+    shared, per_domain = accuracy("shared", train), accuracy("per_domain", train)
+    assert per_domain >= alone - 0.005
+    assert per_domain >= shared + 0.01
+
+
+# ------------------------------------------- with decay, forgetting and merging
+
+
+def _digit_calls():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16
+    return X, [(X[i::5], y[i::5]) for i in range(5)]
+
+
+def test_per_domain_under_decay_is_the_fit_with_decayed_weights():
+    # Each task's scatter weighs λ less per call, as the sums do.
+    X, calls = _digit_calls()
+    decay = 0.7
+    decayed = GaussianDiscriminantClassifier(covariance="per_domain", components="task_class",
+                                             decay=decay)
+    weighted = GaussianDiscriminantClassifier(covariance="per_domain", components="task_class")
+    for t, (Xc, yc) in enumerate(calls):
+        decayed.partial_fit(Xc, yc, classes=np.arange(10))
+        weighted.partial_fit(Xc, yc, classes=np.arange(10),
+                             sample_weight=np.full(len(yc), decay ** (len(calls) - 1 - t)))
+    np.testing.assert_allclose(decayed.predict_proba(X), weighted.predict_proba(X), rtol=1e-8,
+                               atol=1e-10)
+
+
+def test_per_domain_refuses_forgetting_and_merging_and_changes_nothing():
+    from skcl import merge_models
+    from skcl._exact.forgetting import ForgettingError
+    from skcl._exact.merging import MergeError
+
+    X, calls = _digit_calls()
+    model = GaussianDiscriminantClassifier(covariance="per_domain")
+    for Xc, yc in calls:
+        model.partial_fit(Xc, yc, classes=np.arange(10))
+    before = model.predict_proba(X)
+    with pytest.raises(ForgettingError, match="per_domain"):
+        model.forget(*calls[0], task=0)
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    with pytest.raises(MergeError, match="per_domain"):
+        merge_models([model, model])
