@@ -58,18 +58,6 @@ def _non_negative_int(text):
     return value
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer (the number of seeds), got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer (the number of seeds), got {value}")
-    return value
-
-
 def _n_jobs(text):
     try:
         value = int(text)
@@ -155,7 +143,7 @@ def _parser():
     rep.add_argument("--seed", type=_non_negative_int, default=0,
                      help="random_state of every estimator, from 0 to 2**32 - 1 (default: 0); "
                           "with --seeds, the first seed")
-    rep.add_argument("--seeds", type=_positive_int, default=1, metavar="N",
+    rep.add_argument("--seeds", type=_positive("the number of seeds"), default=1, metavar="N",
                      help="run the whole protocol for N seeds, --seed to --seed + N - 1, one "
                           "after another in this process (the data and a pre-trained "
                           "extractor are shared; the extractor keeps the first seed); the "
