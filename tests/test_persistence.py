@@ -135,7 +135,9 @@ def test_every_exact_record_trusted_is_one_a_fitted_exact_estimator_holds():
                                                     predictive="student_t", random_state=0),
                 skcl.LeastSquaresClassifier(),
                 skcl.LeastSquaresClassifier(1.0, probabilities="discriminant"),
-                skcl.LeastSquaresClassifier("heldout", probabilities="ranked", random_state=0)]:
+                skcl.LeastSquaresClassifier("heldout", probabilities="ranked", random_state=0),
+                skcl.GaussianDiscriminantClassifier(covariance="per_domain",
+                                                    components="task_class")]:
         for t in range(3):
             est.partial_fit(X[t::3], y[t::3], classes=[0, 1, 2])
         est.predict_proba(X)  # the solve and what predictions derive from it

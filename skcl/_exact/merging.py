@@ -68,6 +68,21 @@ def merge_models(models):
         widths, held-out rules of different seeds, or decayed models of
         different numbers of calls; the message names which models and
         what differs.
+
+    Examples
+    --------
+    Three shards of Wine learned apart merge into the model of one fit on
+    all the rows:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_wine
+    >>> from skcl import GaussianDiscriminantClassifier, merge_models
+    >>> X, y = load_wine(return_X_y=True)
+    >>> shards = [GaussianDiscriminantClassifier().fit(X[i::3], y[i::3]) for i in range(3)]
+    >>> merged = merge_models(shards)
+    >>> whole = GaussianDiscriminantClassifier().fit(X, y)
+    >>> bool(np.allclose(merged.predict_proba(X), whole.predict_proba(X), rtol=1e-8))
+    True
     """
     models = list(models)
     if not models:
