@@ -36,6 +36,7 @@ A block that cannot run here says so on the page, visibly, in its
 import ast
 import contextlib
 import importlib
+import importlib.util
 import io
 import json
 import math
@@ -60,6 +61,10 @@ NOT_RUN = re.compile(r"^Not run by the tests: (?P<reason>\S.*)$")
 EXCERPT = re.compile(r"^From (?P<path>skcl/\S+\.py) \(an excerpt, not run\)$")
 #: Pages whose blocks read the MNIST files (skcl.datasets' image loaders).
 NEEDS_IMAGE_FILES = re.compile(r"load_(ci_|di_)?(split_|permuted_|rotated_)?(fashion_)?mnist\(")
+#: A block that imports torch needs the torch extra, which the test extra
+#: leaves out (``pip install ".[torch]"``; CI installs it).
+NEEDS_TORCH = re.compile(r"^\s*(import|from)\s+(torch|torchvision)\b", re.M)
+
 
 
 @dataclass
@@ -292,7 +297,11 @@ def test_page_code_blocks_run_and_print_what_the_page_says(page, tmp_path, monke
                 check_not_run(block, namespace)
                 continue
             if NEEDS_IMAGE_FILES.search(block.code) and not os.environ.get("SKCL_DATA_DIR"):
-                without_data = without_data or block.where
+                without_data = without_data or (
+                    block.where, "read the MNIST files: set SKCL_DATA_DIR to run them")
+            if NEEDS_TORCH.search(block.code) and importlib.util.find_spec("torch") is None:
+                without_data = without_data or (
+                    block.where, 'need torch: pip install ".[torch]" to run them')
             if without_data:  # the rest is checked as if not run, then skipped
                 check_not_run(block, namespace, marked=False)
             else:
@@ -302,8 +311,9 @@ def test_page_code_blocks_run_and_print_what_the_page_says(page, tmp_path, monke
 
         plt.close("all")
     if without_data:
-        pytest.skip(f"{without_data} and the blocks after it read the MNIST files: set "
-                    "SKCL_DATA_DIR to run them (checked for syntax and names only)")
+        where, why = without_data
+        pytest.skip(f"{where} and the blocks after it {why} (checked for syntax and names "
+                    "only)")
 
 
 # ------------------------------------------------------------- the collector
