@@ -43,7 +43,7 @@ import time
 import numpy as np
 import scipy
 import sklearn
-from bench_exact_stream import drifting_stream, predict_ms
+from bench_exact_stream import drifting_stream, learn_stream
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
@@ -85,16 +85,10 @@ def checkpoints_of(n_calls):
 
 
 def run_skcl(factory, n_calls, n_stream):
-    clf, cells, learn, first_ms = factory(), [], 0.0, None
-    checkpoints = checkpoints_of(n_calls)
-    for t, (X, y, X_test, y_test, X_all) in enumerate(drifting_stream(n_calls), 1):
-        tic = time.perf_counter()
-        clf.partial_fit(X, y, classes=np.arange(10))
-        learn += time.perf_counter() - tic
-        if t in checkpoints:
-            ms = predict_ms(clf, X_all)
-            first_ms = first_ms if first_ms is not None else ms
-            cells.append(100 * clf.score(X_test, y_test))
+    clf, cells, first_ms = factory(), [], None
+    for accuracy, ms, learn in learn_stream(clf, n_calls, checkpoints_of(n_calls)):
+        first_ms = first_ms if first_ms is not None else ms
+        cells.append(accuracy)
     components = len(clf.priors_) if hasattr(clf, "priors_") else len(clf.classes_)
     return cells, first_ms, ms, 1000 * learn / n_calls, components
 

@@ -104,6 +104,20 @@ def predict_ms(clf, X, repeats=5):
     return 1000 * float(np.median(times))
 
 
+def learn_stream(clf, n_calls, checkpoints):
+    """Learn the drifting stream a call at a time; at each checkpoint, yield the
+    accuracy (%) under the current shift, the predict time (ms) of every digit
+    and the learning time so far (s, predictions left out)."""
+    learn = 0.0
+    for t, (X, y, X_test, y_test, X_all) in enumerate(drifting_stream(n_calls), 1):
+        tic = time.perf_counter()
+        clf.partial_fit(X, y, classes=np.arange(10))
+        learn += time.perf_counter() - tic
+        if t in checkpoints:
+            ms = predict_ms(clf, X_all)
+            yield 100 * clf.score(X_test, y_test), ms, learn
+
+
 def bench_stream(n_calls, names):
     checkpoints = sorted({c for c in (10, 100, 300, 1000, 3000) if c <= n_calls} | {n_calls})
     print(f"\nDrifting stream, {n_calls} calls of 60 digits (accuracy on the current "
@@ -111,15 +125,9 @@ def bench_stream(n_calls, names):
     print(f"{'components':<12}" + "".join(f"{'after ' + str(c):>26}" for c in checkpoints)
           + f"{'learn s':>9}")
     for name in names:
-        clf, cells, learn = models()[name](), [], 0.0
-        for t, (X, y, X_test, y_test, X_all) in enumerate(drifting_stream(n_calls), 1):
-            tic = time.perf_counter()
-            clf.partial_fit(X, y, classes=np.arange(10))
-            learn += time.perf_counter() - tic
-            if t in checkpoints:
-                ms = predict_ms(clf, X_all)
-                cells.append(f"{100 * clf.score(X_test, y_test):6.1f} {len(clf.priors_):7d}"
-                             f" {ms:8.1f}")
+        clf, cells = models()[name](), []
+        for accuracy, ms, learn in learn_stream(clf, n_calls, checkpoints):
+            cells.append(f"{accuracy:6.1f} {len(clf.priors_):7d} {ms:8.1f}")
         print(f"{name:<12}" + "".join(f"{c:>26}" for c in cells) + f"{learn:9.1f}", flush=True)
 
 
