@@ -2,12 +2,14 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, load_wine
+from sklearn.datasets import load_digits, load_iris, load_wine
 
 from skcl.datasets import (
     load_ci_split_2d_iris,
+    load_ci_split_digits,
     load_ci_split_iris,
     load_ci_split_wine,
+    load_di_split_digits,
     make_task_sequences,
     relabel,
     split_by_class,
@@ -50,6 +52,32 @@ def test_iris_splits_are_stratified_and_seeded():
         np.testing.assert_array_equal(Xa, Xb)
     c = load_ci_split_iris(random_state=0)
     assert not np.array_equal(np.sort(a.test[0][0], 0), np.sort(c.test[0][0], 0))
+
+
+def test_split_digits_partitions_the_digits_in_pairs():
+    ci, di = load_ci_split_digits(), load_di_split_digits()
+    full = load_digits()
+    rows, labels = [], []
+    for split in ("train", "validation", "test"):
+        assert len(ci[split]) == len(di[split]) == 5
+        for t, ((X, y), (X_di, y_di)) in enumerate(zip(ci[split], di[split])):
+            assert set(y.tolist()) == {2 * t, 2 * t + 1}
+            np.testing.assert_array_equal(X_di, X)  # the same rows ...
+            np.testing.assert_array_equal(y_di, y % 2)  # ... labelled by parity
+            rows.append(X)
+            labels.append(y)
+    rows, labels = np.concatenate(rows), np.concatenate(labels)
+    # Every digit exactly once, scaled to [0, 1].
+    order, full_order = np.lexsort(rows.T), np.lexsort(full.data.T)
+    np.testing.assert_array_equal(rows[order] * 16, full.data[full_order])
+    np.testing.assert_array_equal(labels[order], full.target[full_order])
+    sizes = {s: sum(len(y) for _, y in ci[s]) for s in ("train", "validation", "test")}
+    assert sizes == {"train": 1149, "validation": 288, "test": 360}
+    assert ci.classes.tolist() == list(range(10)) and di.classes.tolist() == [0, 1]
+    assert (ci.scenario, di.scenario) == ("class", "domain")
+    assert di.task_classes == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
+    other = load_ci_split_digits(random_state=0)
+    assert not np.array_equal(other.test[0][0], ci.test[0][0])
 
 
 def test_split_by_class_keeps_order_and_checks_groups():

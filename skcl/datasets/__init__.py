@@ -11,7 +11,13 @@ The image loaders read one data folder, :func:`get_data_home` (argument
 ``~/skcl_data``), laid out as torchvision lays it out.
 """
 
-from ._classical import load_ci_split_2d_iris, load_ci_split_iris, load_ci_split_wine
+from ._classical import (
+    load_ci_split_2d_iris,
+    load_ci_split_digits,
+    load_ci_split_iris,
+    load_ci_split_wine,
+    load_di_split_digits,
+)
 from ._home import get_data_home
 from ._image_pretraining import (
     load_bcn12,
@@ -44,6 +50,8 @@ __all__ = [
     "load_ci_split_iris",
     "load_ci_split_2d_iris",
     "load_ci_split_wine",
+    "load_ci_split_digits",
+    "load_di_split_digits",
     "get_data_home",
     "load_ci_split_mnist",
     "load_di_split_mnist",
