@@ -179,8 +179,10 @@ def test_gaussian_from_a_cholesky_factor_is_the_eigendecomposition_s(covariance,
     _, target = oas_shrinkage(coarsen(moments, lambda key: (None, key[1])).scatter,
                               moments.total)
     fit = clf.gaussians_
+    if covariance == "per_class":  # one fit: a class's scatter is its one group's
+        assert clf.class_scatters_.labels == moments.labels
     pairs = ([(moments.scatter, moments.total)] * len(fit.keys) if covariance == "shared"
-             else list(zip(moments.group_scatter, moments.counts)))
+             else list(zip(clf.class_scatters_.scatters, moments.counts)))
     joint = np.empty((len(Z), len(fit.keys)))
     for g, (S, n) in enumerate(pairs):
         sigma = (1 - s) * S / n + s * np.diag(target)

@@ -76,7 +76,7 @@ class ForgettingMixin:
         fraction = float(self.validation_fraction) if self.heldout_moments_.keys else 0.0
         learned, held = task_moments(
             X, group, weights * scales[group], keys, fraction=fraction,
-            seed=self._holdout_seed, per_group_scatter=self.moments_.group_scatter is not None)
+            seed=self._holdout_seed, per_group_scatter=self._removal_group_scatter())
         return self._take_out(learned, held, rows=len(X))
 
     def forget_classes(self, classes):
@@ -88,9 +88,9 @@ class ForgettingMixin:
         log joint, and never predicted; a later call may bring rows of it
         again.
 
-        Needs each group's own scatter (``store_group_scatter=True``, or
-        ``covariance="per_class"``, when learning); otherwise pass the
-        class's rows to :meth:`forget`.
+        Needs each group's own scatter (``store_group_scatter=True`` when
+        learning) or each class's (the Gaussian's ``covariance="per_class"``);
+        otherwise pass the class's rows to :meth:`forget`.
 
         Parameters
         ----------
@@ -114,10 +114,14 @@ class ForgettingMixin:
     def forget_task(self, task):
         """Forget every row of one earlier call (``task``: 0 for the first).
 
-        Needs each group's own scatter (``store_group_scatter=True``, or
-        ``covariance="per_class"``, when learning); otherwise pass the
-        call's rows to :meth:`forget` with ``task``. ``n_tasks_seen_`` and
-        ``history_`` are unchanged (the call happened).
+        Needs each group's own scatter (``store_group_scatter=True`` when
+        learning); otherwise pass the call's rows to :meth:`forget` with
+        ``task``. The Gaussian's ``covariance="per_class"`` keeps one
+        scatter a class, summed over its calls: it forgets a call without
+        rows only when no other call learned its classes (a
+        class-incremental sequence), and refuses otherwise, changing
+        nothing. ``n_tasks_seen_`` and ``history_`` are unchanged (the
+        call happened).
 
         Returns
         -------
@@ -179,17 +183,34 @@ class ForgettingMixin:
 
     def _forget_groups(self, chosen, what):
         if self.moments_.group_scatter is None:
-            raise ForgettingError(
-                f"forgetting {what} without their rows needs each group's own scatter, "
-                f"which this model did not keep: learn with store_group_scatter=True, or "
-                f"pass the rows to forget(X, y, task=...)")
-        learned = select_groups(self.moments_, chosen)
-        held = select_groups(self.heldout_moments_, chosen)
+            learned, held = self._select_without_group_scatter(chosen, what)
+        else:
+            learned = select_groups(self.moments_, chosen)
+            held = select_groups(self.heldout_moments_, chosen)
         # Their rows, where only weights are kept: the share of the weight
         # they held (exact for rows of one weight each).
         total = self.moments_.total + self.heldout_moments_.total
         rows = self._rows_learned() * (learned.total + held.total) / total
         return self._take_out(learned, held, rows=rows)
+
+    # ------------------------------------------ hooks of what an estimator keeps more
+
+    def _removal_group_scatter(self):
+        """Whether rows to forget are summed with each group's own scatter."""
+        return self.moments_.group_scatter is not None
+
+    def _select_without_group_scatter(self, chosen, what):
+        """The moments of the groups ``chosen(key)`` is true of, learned and held
+        out, where no group's own scatter is kept: refused here."""
+        raise ForgettingError(
+            f"forgetting {what} without their rows needs each group's own scatter, "
+            f"which this model did not keep: learn with store_group_scatter=True, or "
+            f"pass the rows to forget(X, y, task=...)")
+
+    def _state_after_removal(self, learned, held):
+        """What else the removal of these moments changes ({attribute: value}),
+        computed (and checked) before anything is set."""
+        return {}
 
     def _rows_learned(self):
         """The rows learned and not forgotten (what a refit on them would count)."""
@@ -205,9 +226,11 @@ class ForgettingMixin:
                                   "or clone the estimator, to start anew")
         if not heldout.keys:  # the form of moments of no rows, as the start of a sequence's
             heldout = empty_moments(moments.n_features, moments.group_scatter is not None)
+        more = self._state_after_removal(learned, held)
         with _STATE_LOCK:  # one step: a prediction in another thread sees before or after
             for name in self._stale_names():
                 vars(self).pop(name, None)
+            vars(self).update(more)
             self.moments_, self.heldout_moments_ = moments, heldout
             self._rows_forgotten = self._rows_forgotten + float(rows)
         return self

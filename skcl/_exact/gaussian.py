@@ -356,6 +356,30 @@ def squared_distances(fit, X):
     return out
 
 
+def _heldout_terms(train, heldout, grid, nu=None, eigh=host_linalg.eigh):
+    """Held-out rows' summed log-likelihood under one covariance, and their count.
+
+    Each held-out group is scored about its training group's mean, or
+    about its own mean (one degree of freedom less) where it has none;
+    Σ(s) = (1 − s)·S/n + s·ν·I of ``train``'s pooled scatter, ν its own
+    unless given.
+    """
+    grid = np.asarray(grid, dtype=np.float64)
+    d = train.n_features
+    index = {key: i for i, key in enumerate(train.keys)}
+    matched = [(j, index[key]) for j, key in enumerate(heldout.keys) if key in index]
+    values, vectors, own_nu = _spectrum(train.scatter, train.total, eigh)
+    nu = own_nu if nu is None else nu
+    A = heldout.scatter.copy()
+    for j, i in matched:
+        delta = heldout.means[j] - train.means[i]
+        A += heldout.counts[j] * np.outer(delta, delta)
+    rows = heldout.total - (len(heldout.keys) - len(matched))
+    a = np.einsum("ij,ij->j", vectors, A @ vectors)  # diag(VᵀAV)
+    e = np.array([_shrunk(values, nu, s) for s in grid])
+    return -0.5 * (rows * (d * _LOG_2PI + np.log(e).sum(1)) + (a / e).sum(1)), rows
+
+
 def heldout_log_likelihood(train, heldout, grid, shared=True, linalg=host_linalg):
     """The exact mean log-likelihood of held-out rows, for each shrinkage.
 
@@ -387,15 +411,7 @@ def heldout_log_likelihood(train, heldout, grid, shared=True, linalg=host_linalg
     index = {key: i for i, key in enumerate(train.keys)}
     matched = [(j, index[key]) for j, key in enumerate(heldout.keys) if key in index]
     if shared:
-        values, vectors, nu = _spectrum(train.scatter, train.total, linalg.eigh)
-        A = heldout.scatter.copy()
-        for j, i in matched:
-            delta = heldout.means[j] - train.means[i]
-            A += heldout.counts[j] * np.outer(delta, delta)
-        rows = heldout.total - (len(heldout.keys) - len(matched))
-        a = np.einsum("ij,ij->j", vectors, A @ vectors)  # diag(VᵀAV)
-        e = np.array([_shrunk(values, nu, s) for s in grid])
-        total = -0.5 * (rows * (d * _LOG_2PI + np.log(e).sum(1)) + (a / e).sum(1))
+        total, rows = _heldout_terms(train, heldout, grid, eigh=linalg.eigh)
         return total / rows if rows > 0 else np.full(len(grid), np.nan)
     nu = float(np.trace(train.scatter)) / train.total / d or 1.0
     total, rows = np.zeros(len(grid)), 0.0

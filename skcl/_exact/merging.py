@@ -18,6 +18,7 @@ from sklearn.exceptions import NotFittedError
 
 from .base import ExactClassifier
 from .moments import merge
+from .per_class import combine
 
 __all__ = ["MergeError", "merge_models"]
 
@@ -175,6 +176,11 @@ def _merge_classifiers(models):
         merged.feature_names_in_ = first.feature_names_in_
     merged.moments_ = functools.reduce(merge, [model.moments_ for model in models])
     merged.heldout_moments_ = functools.reduce(merge, [m.heldout_moments_ for m in models])
+    if hasattr(first, "class_scatters_"):  # the Gaussian: W_c per class, or None
+        merged.class_scatters_ = _merged_class_scatters(
+            [(m.moments_, m.class_scatters_) for m in models])
+        merged.heldout_class_scatters_ = _merged_class_scatters(
+            [(m.heldout_moments_, m.heldout_class_scatters_) for m in models])
     states = [model._merge_state() for model in models]
     longest = max(range(len(models)), key=lambda i: models[i].n_tasks_seen_)
     merged.n_tasks_seen_ = models[longest].n_tasks_seen_
@@ -185,6 +191,17 @@ def _merge_classifiers(models):
     forgotten = sum(state["rows_forgotten"] for state in states)
     merged._take_merge_state({**states[longest], "rows_forgotten": forgotten})
     return merged
+
+
+def _merged_class_scatters(pairs):
+    """W_c of the union (:func:`.per_class.combine`, in the order the moments merge)."""
+    moments, sums = pairs[0]
+    if sums is None:
+        return None
+    for other, other_sums in pairs[1:]:
+        sums = combine(moments, sums, other, other_sums)
+        moments = merge(moments, other)
+    return sums
 
 
 def _check_compatible(first, model, i):

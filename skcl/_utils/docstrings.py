@@ -130,8 +130,11 @@ _EXACT_PARAMS = """
     store_group_scatter : bool, default=False
         Keep each (task, class) group's own D×D scatter, so that
         ``forget_classes`` and ``forget_task`` need no rows (memory: one
-        D×D per group). Fixed by the first call. ``forget(X, y)`` needs
-        no more than the defaults keep.
+        D×D per group, that is per call and class). Fixed by the first
+        call. ``forget(X, y)`` needs no more than the defaults keep. The
+        Gaussian's ``covariance="per_class"`` keeps one a class, enough
+        for ``forget_classes`` and for ``forget_task`` of a call whose
+        classes no other call learned.
 """
 
 _SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}": _EXACT_PARAMS}

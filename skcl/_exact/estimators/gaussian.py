@@ -9,9 +9,10 @@ from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
 from .. import linalg as host_linalg
 from .. import solve_jax
-from ..base import ExactClassifier, choose
+from ..base import _STATE_LOCK, ExactClassifier, choose
 from ..components import component_keys
 from ..domains import domain_log_likelihoods, fit_domains
+from ..forgetting import ForgettingError, scaled
 from ..forgetting_methods import ForgettingMixin
 from ..gaussian import (
     FALLBACK_SHRINKAGE,
@@ -21,7 +22,17 @@ from ..gaussian import (
     heldout_log_likelihood,
     oas_shrinkage,
 )
-from ..moments import class_group, coarsen, merge
+from ..moments import GroupMoments, class_group, class_of, coarsen, empty_moments, merge
+from ..per_class import (
+    class_parts,
+    combine,
+    empty_class_scatters,
+    fit_per_class,
+    heldout_per_class,
+    of_groups,
+    select,
+    take_out,
+)
 from ..predictive import PREDICTIVES, class_log_joint, student_t_log_likelihoods
 
 __all__ = ["GaussianDiscriminantClassifier"]
@@ -73,16 +84,25 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         2010) of the pooled rows, a closed form in the sums
         (``skcl._exact.gaussian.oas_shrinkage``): every row counts, no row
         is held out, nothing is random, and no feature's unit decides it,
-        as with scikit-learn's LDA ``shrinkage="auto"``. "heldout" picks
+        as with scikit-learn's LDA ``shrinkage="auto"``. Its sample size
+        is the rows' total weight: a weight is that many copies of its row
+        (scikit-learn's sample-weight convention), so weights that rescale
+        uniformly change s as copies would (``sample_weight=10`` on every
+        row is ten copies of each). "heldout" picks
         s in Σ(s) from ``skcl._exact.gaussian.SHRINKAGE_GRID`` by the
         exact log-likelihood of rows held out (``validation_fraction``,
         ``random_state``). Any s > 0 keeps Σ invertible when there are
         fewer rows than features.
     covariance : {"shared", "per_domain", "per_class"}, default="shared"
         One covariance for all components (linear boundaries, D² numbers
-        kept), one per domain, or one per component (quadratic boundaries,
-        D² per component, which must then have rows of its own). Fixed by
-        the first task. "per_domain" (``skcl._exact.domains``): the
+        kept), one per domain, or one per class (quadratic boundaries, D²
+        numbers kept per class, however many calls: each class's scatter
+        about its (task, class) groups' means, ``class_scatters_``; a call
+        adds its own to them). Fixed by the first task. "per_class"
+        (``skcl._exact.per_class``): Σ_c is the scatter of the class's
+        rows about their own component's mean over their weight, shrunk;
+        the components a class keeps apart (``components``) share it. A
+        class must then have rows of its own. "per_domain" (``skcl._exact.domains``): the
         components that ``components`` keeps apart share the covariance of
         the run of tasks that opened them, those of a class kept whole
         the pooled one (so with none kept apart it is "shared"); D² per
@@ -111,7 +131,8 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         90.8 %); a stream of one distribution, or of a slowly drifting one,
         cut into many small calls keeps one component per class. There are
         at most C + n / log n components (C classes, n rows), however many
-        calls.
+        calls. The test counts rows, not weights (unlike OAS): weights
+        that rescale uniformly change no component.
         All three are computed from the same statistics, so this may
         change between tasks.
     domain_pooling : float in [0, 1], default=0.0
@@ -154,7 +175,15 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         domain's are in ``domain_gaussians_.shrinkages``).
     domain_gaussians_ : DomainFit or None
         Under ``covariance="per_domain"``, each domain's fit
-        (``skcl._exact.domains.DomainFit``); None otherwise.
+        (``skcl._exact.domains.DomainFit``); under "per_class" where a
+        class holds several components, each class's (its ``domains`` the
+        classes); None otherwise.
+    class_scatters_, heldout_class_scatters_ : ClassScatters or None
+        Under ``covariance="per_class"`` (without ``store_group_scatter``,
+        which keeps each group's own instead), W_c of each class, the
+        scatter of its rows learned (held out) about their (task, class)
+        group's mean (``skcl._exact.per_class.ClassScatters``): one D×D a
+        class. None otherwise.
     task_scatters_ : list of ndarray of shape (n_features, n_features)
         Under ``covariance="per_domain"``, each task's scatter pooled
         within its (task, class) groups; empty otherwise.
@@ -220,7 +249,32 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
 
     @property
     def _per_group_scatter(self):
+        # A task's moments hold each group's own scatter under "per_class"
+        # too, summed by class there (_task_moments): kept only when stored.
         return self.covariance == "per_class" or bool(self.store_group_scatter)
+
+    def _keeps_class_scatters(self):
+        """Whether W_c is kept per class (``skcl._exact.per_class``): "per_class"
+        without each group's own scatter, from which W_c is summed at the solve."""
+        return self.covariance == "per_class" and not self.store_group_scatter
+
+    def _start_sequence(self):
+        super()._start_sequence()
+        keeps = self._keeps_class_scatters()
+        if keeps:
+            self.moments_ = self.heldout_moments_ = empty_moments(self.n_features_in_)
+        empty = empty_class_scatters(self.n_features_in_) if keeps else None
+        self.class_scatters_ = self.heldout_class_scatters_ = empty
+
+    def _check_same_structure(self):
+        kept = (self.moments_.group_scatter is not None,
+                getattr(self, "class_scatters_", None) is not None)
+        if kept != (bool(self.store_group_scatter), self._keeps_class_scatters()):
+            raise ValueError(
+                "The covariance structure cannot change between tasks: the statistics "
+                "kept so far do not hold what it needs (each group's or, under "
+                'covariance="per_class", each class\'s scatter, kept from the first task). '
+                "Call fit, or clone the estimator, to start a new sequence.")
 
     def _task_moments(self, X, y, sample_weight, classes_):
         learned, held = super()._task_moments(X, y, sample_weight, classes_)
@@ -229,17 +283,33 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         # weight zero) leaves it, and the next task's replaces it.
         if self.covariance == "per_domain":
             self._pending_task_scatter = merge(learned, held).scatter
+        if self._keeps_class_scatters():
+            # "per_class": the task's W_c, held likewise; its groups' own
+            # scatters (one D×D per class and call) are not kept.
+            sums = of_groups(learned), of_groups(held)
+            learned, held = (m._replace(group_scatter=None) for m in (learned, held))
+            self._pending_class_scatters = (learned, held, *sums)
         return learned, held
 
     def _commit(self, moments, heldout, classes_, task_scales, record):
         scatter = vars(self).pop("_pending_task_scatter", None)
-        if self.n_tasks_seen_ == 0:
-            self.task_scatters_ = []
-        if scatter is not None:
-            # Under decay each earlier task's scatter weighs λ less, as its sums do.
-            decay = float(self.decay)
-            self.task_scatters_ = [*(S * decay for S in self.task_scatters_), scatter]
-        super()._commit(moments, heldout, classes_, task_scales, record)
+        pending = vars(self).pop("_pending_class_scatters", None)
+        decay = float(self.decay)
+        with _STATE_LOCK:  # one step with the moments: a prediction sees both or neither
+            if self.n_tasks_seen_ == 0:
+                self.task_scatters_ = []
+            if scatter is not None:
+                # Under decay each earlier task's scatter weighs λ less, as its sums do.
+                self.task_scatters_ = [*(S * decay for S in self.task_scatters_), scatter]
+            if pending is not None:
+                learned, held, learned_sums, held_sums = pending
+                self.class_scatters_ = combine(
+                    scaled(self.moments_, decay), self.class_scatters_.scaled(decay),
+                    learned, learned_sums)
+                self.heldout_class_scatters_ = combine(
+                    scaled(self.heldout_moments_, decay),
+                    self.heldout_class_scatters_.scaled(decay), held, held_sums)
+            super()._commit(moments, heldout, classes_, task_scales, record)
 
     def _component_key(self, everything):
         """A (task, class) group's component, decided on the moments of every row."""
@@ -256,20 +326,31 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
+        per_class = self.covariance == "per_class"
         everything = merge(moments, heldout)
         key = self._component_key(everything)
         components = coarsen(everything, key)
         linalg = solve_jax if self._on_device() else host_linalg
+        if per_class:
+            learned_sums, held_sums = self._class_sums(moments, heldout)
+            parts = class_parts(everything, combine(moments, learned_sums, heldout, held_sums),
+                                key)
         shrinkage, scores, target = self.shrinkage, None, None
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
             # component's mean): every row, a closed form, nothing random.
-            # Weights as copies of rows (scikit-learn's contract), unlike
-            # the components' test.
+            # Its sample size is the weight: an integer weight is that many
+            # copies of its row (scikit-learn's contract), unlike the
+            # components' test, which counts rows.
             shrinkage, target = oas_shrinkage(components.scatter, components.total)
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)
-            if learned.total > 0 and held.total > 0:
+            if learned.total > 0 and held.total > 0 and per_class:
+                nu = float(np.trace(learned.scatter)) / learned.total / learned.n_features
+                scores = heldout_per_class(class_parts(moments, learned_sums, key),
+                                           class_parts(heldout, held_sums, key),
+                                           SHRINKAGE_GRID, nu or 1.0, linalg)
+            elif learned.total > 0 and held.total > 0:
                 scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared, linalg)
             shrinkage = choose(SHRINKAGE_GRID, scores, FALLBACK_SHRINKAGE, "max")
         domains = None
@@ -284,17 +365,52 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
                 "auto" if self.shrinkage == "auto" else float(shrinkage), linalg,
                 float(self.domain_pooling))
             shared = True
-        fit = fit_gaussian(components, float(shrinkage), shared, target, linalg)
+        if per_class:
+            fit, domains = fit_per_class(components, parts, float(shrinkage), target, linalg)
+        else:
+            fit = fit_gaussian(components, float(shrinkage), shared, target, linalg)
         labels = np.array(components.labels, dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
             "domain_gaussians_": domains,
-            "means_": fit.means,
-            "priors_": np.exp(fit.log_priors),
+            "means_": components.means,
+            "priors_": np.exp(np.log(components.counts / components.total)),
             "component_classes_": labels,
             "shrinkage_": float(shrinkage),
             "shrinkage_scores_": scores,
         }
+
+    def _class_sums(self, moments, heldout):
+        """W_c of the rows learned and held out: kept, or summed from each group's own."""
+        if moments.group_scatter is not None:
+            return of_groups(moments), of_groups(heldout)
+        return self.class_scatters_, self.heldout_class_scatters_
+
+    # ---------------------------------------- forgetting with one scatter a class
+
+    def _removal_group_scatter(self):
+        return (super()._removal_group_scatter()
+                or getattr(self, "class_scatters_", None) is not None)
+
+    def _select_without_group_scatter(self, chosen, what):
+        if getattr(self, "class_scatters_", None) is None:
+            return super()._select_without_group_scatter(chosen, what)
+        return (_whole_classes(self.moments_, self.class_scatters_, chosen, what),
+                _whole_classes(self.heldout_moments_, self.heldout_class_scatters_, chosen, what))
+
+    def _state_after_removal(self, learned, held):
+        if getattr(self, "class_scatters_", None) is None:
+            return {}
+        out = {}
+        for name, kept, sums, removed in (
+                ("class_scatters_", self.moments_, self.class_scatters_, learned),
+                ("heldout_class_scatters_", self.heldout_moments_,
+                 self.heldout_class_scatters_, held)):
+            # Rows given: their groups' own scatters; whole classes: theirs.
+            removed_sums = (of_groups(removed) if removed.group_scatter is not None
+                            else select(sums, set(removed.labels).__contains__))
+            out[name] = take_out(kept, sums, removed, removed_sums)
+        return out
 
     def _joint_log_likelihood(self, X):
         """log Σ_{g∈c} π_g p(x | g) of each checked row and class, p as ``predictive`` says."""
@@ -306,3 +422,27 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         else:
             joint = component_log_likelihoods(self.gaussians_, X)
         return class_log_joint(joint, self.component_classes_, self.classes_)
+
+
+def _whole_classes(moments, sums, chosen, what):
+    """The groups ``chosen(key)`` is true of, where W_c is kept a class.
+
+    Their scatter is known only when they are every group of their
+    classes (``forget_classes``; ``forget_task`` of a call that alone
+    learned its classes): otherwise refused.
+    """
+    take = np.array([bool(chosen(key)) for key in moments.keys], dtype=bool)
+    labels = {label for label, taken in zip(moments.labels, take) if taken}
+    for label in sorted(labels, key=repr):
+        calls = [key[0] for key in moments.keys if class_of(key) == label]
+        if any(not taken for key, taken in zip(moments.keys, take) if class_of(key) == label):
+            raise ForgettingError(
+                f"forgetting {what} without their rows needs the scatter of class {label!r} "
+                f"in those calls alone, but covariance='per_class' keeps one scatter a "
+                f"class, summed over the calls that learned it ({calls}): pass the rows to "
+                f"forget(X, y, task=...), or learn with store_group_scatter=True")
+    d = moments.n_features
+    picked = select(sums, labels.__contains__).scatters
+    rows = np.flatnonzero(take)
+    return GroupMoments(tuple(moments.keys[g] for g in rows), moments.counts[rows],
+                        moments.means[rows].reshape(-1, d), picked.sum(axis=0), None)
