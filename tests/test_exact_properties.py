@@ -4,9 +4,12 @@ A setting changed by ``set_params`` at any moment of a model's life acts
 as if the model had been built with it (the model is a function of its
 sums and its settings), or is refused as ``fit`` refuses it; weights that
 rescale uniformly change no component; inputs anywhere in float64's range are
-either answered with finite probabilities or refused with a message.
+either answered with finite probabilities or refused with a message; an
+integer weight is that many copies of its row for OAS and GCV.
 The examples are derandomised, so CI draws the same ones each run.
 """
+
+import functools
 
 import numpy as np
 import pytest
@@ -34,6 +37,10 @@ SETTINGS = {
         "predictive": ["plugin", "student_t", "bogus"],
     },
 }
+# One scatter a class (issue 50, defect 6): the same promises.
+PER_CLASS = functools.partial(GaussianDiscriminantClassifier, covariance="per_class")
+SETTINGS[PER_CLASS] = {**SETTINGS[GaussianDiscriminantClassifier], "shrinkage": [
+    "auto", 0.1, 1.0, 2.0]}
 
 
 def _tasks(chunks):
@@ -78,8 +85,8 @@ def test_set_params_at_any_moment_acts_as_if_built_with_it(make, data):
 def test_weights_that_rescale_uniformly_change_no_component(shrinkage, power, chunks, seed):
     # The components' test counts rows. OAS ("auto") and least squares' GCV
     # count weights as copies of rows, scikit-learn's sample-weight
-    # contract (check_sample_weight_equivalence): there only the components
-    # are compared; with a float shrinkage the whole model.
+    # contract (check_sample_weight_equivalence; the next test): there only
+    # the components are compared; with a float shrinkage the whole model.
     X, y = _WINE
     order = np.random.default_rng(seed).permutation(len(y))
     calls = [(X[order[i::chunks]], y[order[i::chunks]]) for i in range(chunks)]
@@ -94,7 +101,37 @@ def test_weights_that_rescale_uniformly_change_no_component(shrinkage, power, ch
                                    rtol=1e-7, atol=1e-10)
 
 
-@pytest.mark.parametrize("make", [GaussianDiscriminantClassifier, LeastSquaresClassifier])
+@pytest.mark.parametrize("make, fitted", [
+    (lambda: GaussianDiscriminantClassifier(components="class"), "shrinkage_"),
+    (lambda: GaussianDiscriminantClassifier(covariance="per_class", components="class"),
+     "shrinkage_"),
+    (LeastSquaresClassifier, "alpha_"),
+])
+@FEW
+@given(copies=st.integers(2, 6), chunks=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_an_integer_weight_is_that_many_copies_of_its_row(make, fitted, copies, chunks, seed):
+    # The rule of OAS's and GCV's sample size (issue 50): the rows' total
+    # weight, scikit-learn's convention. Independent: the rows repeated.
+    # Uniform weights k then give what k copies of every row give, so they
+    # do change shrinkage_ and alpha_; the components' test alone counts
+    # rows (test above), hence components="class" here.
+    X, y = _WINE
+    order = np.random.default_rng(seed).permutation(len(y))
+    calls = [(X[order[i::chunks]], y[order[i::chunks]]) for i in range(chunks)]
+    weighted, repeated = make(), make()
+    for X_call, y_call in calls:
+        weighted.partial_fit(X_call, y_call, classes=[0, 1, 2],
+                             sample_weight=np.full(len(y_call), float(copies)))
+        repeated.partial_fit(np.repeat(X_call, copies, axis=0), np.repeat(y_call, copies),
+                             classes=[0, 1, 2])
+    assert getattr(weighted, fitted) == pytest.approx(getattr(repeated, fitted), rel=1e-9)
+    np.testing.assert_allclose(weighted.predict_proba(X), repeated.predict_proba(X),
+                               rtol=1e-7, atol=1e-10)
+    np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))
+
+
+@pytest.mark.parametrize("make", [GaussianDiscriminantClassifier, PER_CLASS,
+                                  LeastSquaresClassifier])
 @FEW
 @given(power=st.integers(-200, 200), test_power=st.integers(-200, 200))
 def test_inputs_across_float64_s_range_are_answered_or_refused(make, power, test_power):

@@ -75,9 +75,12 @@ class LeastSquaresClassifier(ForgettingMixin, ExactClassifier):
         relative to the mean eigenvalue of the centred scatter S), by
         generalised cross-validation of every row,
         GCV(α) = n·RSS(α)/(n − tr H(α))², exact from the eigenvalues of S
-        (``skcl._exact.least_squares.gcv_scores``): no row held out,
-        nothing random; on all data of CI Split Iris, Wine and digits it
-        picks the α of scikit-learn's ``RidgeClassifierCV`` (leave-one-out)
+        (``skcl._exact.least_squares.gcv_scores``), n the rows' total
+        weight (a weight is that many copies of its row, scikit-learn's
+        sample-weight convention: weights that rescale uniformly change α
+        as copies would): no row held out, nothing random; on all data of
+        CI Split Iris, Wine and digits it picks the α of scikit-learn's
+        ``RidgeClassifierCV`` (leave-one-out)
         on the same grid. "heldout" picks c by the exact squared error of
         rows held out (``validation_fraction``, ``random_state``). 0 gives
         the least-squares fit of smallest norm where the scatter is singular
