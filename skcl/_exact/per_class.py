@@ -114,6 +114,12 @@ def combine(a, a_scatters, b, b_scatters):
         hold adds n_a n_b / (n_a + n_b) δδᵀ, the shift between its means.
     """
     labels = list(dict.fromkeys((*a_scatters.labels, *b_scatters.labels)))
+    if set(a.keys).isdisjoint(b.keys):  # a new call's groups: the scatters add
+        d = a.n_features
+        scatters = np.zeros((len(labels), d, d))
+        for sums in (a_scatters, b_scatters):
+            scatters[[labels.index(label) for label in sums.labels]] += sums.scatters
+        return ClassScatters(tuple(labels), scatters)
     parts = [merge(_restricted(a, a_scatters, label), _restricted(b, b_scatters, label))
              for label in labels]
     return _stack(labels, parts, a.n_features)
