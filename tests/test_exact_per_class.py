@@ -175,3 +175,13 @@ def test_the_covariance_structure_cannot_change_between_calls():
         clf.set_params(covariance=then)
         with pytest.raises(ValueError, match="cannot change between tasks"):
             clf.partial_fit(*calls[1], classes=CLASSES)
+
+
+def test_decay_scales_each_class_scatter_as_the_weights_it_stands_for():
+    calls = _calls(6, 60)
+    decayed = _learn(GaussianDiscriminantClassifier(covariance="per_class", decay=0.7), calls)
+    weighted = GaussianDiscriminantClassifier(covariance="per_class")
+    for t, (X, y) in enumerate(calls):
+        weighted.partial_fit(X, y, classes=CLASSES,
+                             sample_weight=np.full(len(y), 0.7 ** (len(calls) - 1 - t)))
+    _assert_same_model(decayed, weighted, _X[::7])
