@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import skops.io as sio
 from sklearn.compose import ColumnTransformer
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_digits, load_iris
 from sklearn.discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
@@ -29,6 +29,8 @@ from skcl.datasets import make_task_sequences
 from skcl.export import NotExportableError, to_sklearn
 from skcl.feature_extraction import RandomFeatures
 from skcl.pipeline import make_pipeline
+
+from ._classifiers import cases
 
 DIGITS = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
 SR = dict(n_epochs=3, batch_size=32, learning_rate=0.01, random_state=0)
@@ -59,6 +61,29 @@ def assert_exports(clf, exported, X, proba=True):
     close(exported.decision_function(X), clf.decision_function(X))
     if proba:
         close(exported.predict_proba(X), clf.predict_proba(X))
+
+
+# ------------------------------------------------------ every registry case
+
+@pytest.mark.parametrize("case", cases(), ids=str)
+def test_every_classifier_exports_or_says_why_not(case):
+    """The registry says which cases export: those predict as the export
+    does (labels equal, probabilities to 1e-10, scores up to a constant per
+    row); the others are refused, with the reason."""
+    X, y = load_iris(return_X_y=True)
+    clf = case.make(n_epochs=5, batch_size=32, learning_rate=0.1, n_predict_samples=5,
+                    random_state=0)
+    learn(clf, [(X[t::3], y[t::3]) for t in range(3)], (0, 1, 2))
+    if not case.exportable:
+        with pytest.raises(NotExportableError, match="export"):
+            to_sklearn(clf)
+        return
+    exported = to_sklearn(clf)
+    np.testing.assert_array_equal(exported.predict(X), clf.predict(X))
+    if hasattr(exported, "predict_proba"):
+        close(exported.predict_proba(X), clf.predict_proba(X))
+    ours, theirs = clf.decision_function(X), exported.decision_function(X)
+    close(theirs - theirs[:, :1], ours - ours[:, :1], atol=1e-8 * np.abs(ours).max())
 
 
 # ------------------------------------------------------------------ Gaussian
