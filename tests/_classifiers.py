@@ -28,7 +28,7 @@ classifier goes through every test above with no other edit.
 
 from dataclasses import dataclass, field
 
-from sklearn.base import is_classifier
+from sklearn.base import ClassifierMixin
 
 import skcl
 
@@ -90,6 +90,8 @@ class Case:
         It has settings that only a prediction reads, which ``set_params``
         may change after fitting (a Laplace predictive, the Gaussian's
         ``predictive``, least squares' ``probabilities``).
+    sparse : bool
+        It takes scipy.sparse input (scikit-learn's ``input_tags.sparse``).
     exportable : bool
         :func:`skcl.export.to_sklearn` gives a scikit-learn estimator that
         predicts as it does (else it refuses, saying why).
@@ -107,6 +109,7 @@ class Case:
     family: str = "gradient"
     variational: bool = False
     prediction_settings: bool = False
+    sparse: bool = False
     exportable: bool = False
     expected_failed_checks: dict = field(default_factory=dict)
 
@@ -202,4 +205,6 @@ def cases(*kinds, family=None):
 
 def public_classifiers():
     """The names of skcl's public classifiers."""
-    return sorted(name for name in skcl.__all__ if is_classifier(getattr(skcl, name)))
+    return sorted(name for name in skcl.__all__
+                  if isinstance(getattr(skcl, name), type)
+                  and issubclass(getattr(skcl, name), ClassifierMixin))

@@ -32,8 +32,9 @@ def learned_state(clf):
 
     Arrays become (dtype, shape, bytes), so equality is bit-for-bit; other
     leaves compare by repr; wall times (the history's ``time`` and ``*_time``,
-    the exact family's ``solve_time_``) are left out. (Comparing whole pickles would also compare how pickle
-    happens to share equal dtype objects.)
+    the exact family's ``solve_time_``) are left out. (Comparing whole
+    pickles would also compare how pickle happens to share equal dtype
+    objects.)
     """
 
     def exact(leaf):
