@@ -167,38 +167,32 @@ def fashion_cnn4(shared_data_dir):
     return PretrainedFeatureExtractor("cnn4", n_epochs=1, random_state=0).fit(X[:6000], y[:6000])
 
 
-# The bundled data sets, one meaning per name. Their arrays are read-only:
-# a test that changed them in place would change them for the tests after it.
+# The bundled data sets, one meaning per name.
+
+
+def _task_sequence(name, load):
+    """A session fixture ``name`` giving ``load()``, a task sequence of
+    :mod:`skcl.datasets` (its Bunch of ``train``, ``validation``, ``test``)."""
+
+    def sequence():
+        return load()
+
+    sequence.__doc__ = f"{load.__doc__.splitlines()[0]} (skcl.datasets.{load.__name__})"
+    return pytest.fixture(scope="session", name=name)(sequence)
+
+
+iris = _task_sequence("iris", load_ci_split_iris)
+wine = _task_sequence("wine", load_ci_split_wine)
+ci_split_digits = _task_sequence("ci_split_digits", load_ci_split_digits)
+di_split_digits = _task_sequence("di_split_digits", load_di_split_digits)
 
 
 def _read_only(*arrays):
+    """The arrays, made read-only: a test that changed one in place would
+    change it for the tests after it."""
     for array in arrays:
         array.setflags(write=False)
     return arrays
-
-
-@pytest.fixture(scope="session")
-def iris():
-    """CI Split Iris (:func:`skcl.datasets.load_ci_split_iris`): three tasks of one species."""
-    return load_ci_split_iris()
-
-
-@pytest.fixture(scope="session")
-def wine():
-    """CI Split Wine (:func:`skcl.datasets.load_ci_split_wine`): three tasks of one cultivar."""
-    return load_ci_split_wine()
-
-
-@pytest.fixture(scope="session")
-def ci_split_digits():
-    """CI Split digits (:func:`skcl.datasets.load_ci_split_digits`): five tasks of two digits."""
-    return load_ci_split_digits()
-
-
-@pytest.fixture(scope="session")
-def di_split_digits():
-    """DI Split digits (:func:`skcl.datasets.load_di_split_digits`): the same tasks, by parity."""
-    return load_di_split_digits()
 
 
 @pytest.fixture(scope="session")
