@@ -8,7 +8,8 @@ task), and ``"predictive"`` ones, which predict otherwise from the same
 state. The common contract takes its cases from here:
 
 * scikit-learn's estimator checks (``test_estimator_checks.py``): default
-  and state cases, each with its expected failures, one line each;
+  and state cases (but those with ``estimator_checks=False``), each with
+  its expected failures, one line each;
 * probabilities finite and summing to one (``test_every_classifier_proba.py``):
   every case;
 * the drawn-input properties, bad input and ``set_params``
@@ -100,6 +101,10 @@ class Case:
         without ``classes``.
     expected_failed_checks : dict
         scikit-learn's checks it is expected to fail, each with its reason.
+    estimator_checks : bool
+        scikit-learn's checks run on it (every default case; a state case
+        whose API is its default case's may leave them out, since under the
+        checks' many input shapes it would only add compilations).
     """
 
     id: str
@@ -112,6 +117,7 @@ class Case:
     sparse: bool = False
     exportable: bool = False
     expected_failed_checks: dict = field(default_factory=dict)
+    estimator_checks: bool = True
 
     @property
     def cls(self):
@@ -133,14 +139,14 @@ class Case:
         return self.id
 
 
-def _gradient(id, name, kind="default", **params):
+def _gradient(id, name, kind="default", estimator_checks=True, **params):
     failures = VARIATIONAL_FAILURES if name in VARIATIONAL else GRADIENT_FAILURES
     laplace = name in LAPLACE
     exportable = params.get("predictive", "map") == "map" and not params.get(
         "hidden_layer_sizes") and name not in VARIATIONAL
     return Case(id, name, params, kind, "gradient", variational=name in VARIATIONAL,
                 prediction_settings=laplace, exportable=exportable,
-                expected_failed_checks=failures)
+                expected_failed_checks=failures, estimator_checks=estimator_checks)
 
 
 def _exact(id, name, kind="default", exportable=True, **params):
@@ -167,15 +173,19 @@ CASES = [
     _exact("Gaussian", "GaussianDiscriminantClassifier"),
     _exact("least squares", "LeastSquaresClassifier"),
     # Fitted states of other types: Kronecker-factored GGN on a hidden layer
-    # (K-FAC has two blocks), the full GGN there (the full autodiff Hessian
-    # of a hidden-layer network is tested against finite differences and the
-    # GGN in test_curvature.py; under the checks' many input shapes it would
-    # only add compilations), grown classes, held-out moments, one covariance
-    # per class, one Gaussian per (task, class).
+    # (K-FAC has two blocks: the contract with a hidden layer), the full GGN
+    # there, grown classes, held-out moments, one covariance per class, one
+    # Gaussian per (task, class). (The full autodiff Hessian of a hidden-layer
+    # network is tested against finite differences and the GGN in
+    # test_curvature.py.) The full GGN and grown classes have their default
+    # case's API: scikit-learn's checks on them (126 tests, measured 150 s on
+    # one core of the shared 2-core machine, loaded) would only add
+    # compilations.
     _gradient("AQC, kron, hidden", "AQCClassifier", "state", **KRON_HIDDEN),
-    _gradient("AQC, full GGN, hidden", "AQCClassifier", "state", curvature="ggn",
-              hidden_layer_sizes=(4,)),
-    _gradient("EWC, grown classes", "EWCClassifier", "state", grow_classes=True),
+    _gradient("AQC, full GGN, hidden", "AQCClassifier", "state", estimator_checks=False,
+              curvature="ggn", hidden_layer_sizes=(4,)),
+    _gradient("EWC, grown classes", "EWCClassifier", "state", estimator_checks=False,
+              grow_classes=True),
     _exact("Gaussian, per class, held out", "GaussianDiscriminantClassifier", "state",
            covariance="per_class", shrinkage="heldout"),
     _exact("least squares, held out", "LeastSquaresClassifier", "state", alpha="heldout"),

@@ -18,6 +18,8 @@ def test_every_public_classifier_is_in_the_registry():
         "set_params, persistence and export tests then take it from there."
     )
     assert registered <= set(public_classifiers())
+    # scikit-learn's checks run on every public classifier.
+    assert all(case.estimator_checks for case in CASES if case.kind == "default")
 
 
 def test_each_case_is_named_once_and_builds_its_configuration():
