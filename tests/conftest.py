@@ -7,8 +7,14 @@ from pathlib import Path
 
 import jax
 import pytest
+from sklearn.datasets import load_digits, load_iris, load_wine
 
-from skcl.datasets import load_ci_split_iris, load_ci_split_wine
+from skcl.datasets import (
+    load_ci_split_digits,
+    load_ci_split_iris,
+    load_ci_split_wine,
+    load_di_split_digits,
+)
 
 # The paper's settings for Iris (appendix C).
 IRIS_SETTINGS = dict(n_epochs=100, batch_size=16, learning_rate=0.1)
@@ -161,14 +167,52 @@ def fashion_cnn4(shared_data_dir):
     return PretrainedFeatureExtractor("cnn4", n_epochs=1, random_state=0).fit(X[:6000], y[:6000])
 
 
-@pytest.fixture(scope="session")
-def iris():
-    return load_ci_split_iris()
+# The bundled data sets, one meaning per name.
+
+
+def _task_sequence(name, load):
+    """A session fixture ``name`` giving ``load()``, a task sequence of
+    :mod:`skcl.datasets` (its Bunch of ``train``, ``validation``, ``test``)."""
+
+    def sequence():
+        return load()
+
+    sequence.__doc__ = f"{load.__doc__.splitlines()[0]} (skcl.datasets.{load.__name__})"
+    return pytest.fixture(scope="session", name=name)(sequence)
+
+
+iris = _task_sequence("iris", load_ci_split_iris)
+wine = _task_sequence("wine", load_ci_split_wine)
+ci_split_digits = _task_sequence("ci_split_digits", load_ci_split_digits)
+di_split_digits = _task_sequence("di_split_digits", load_di_split_digits)
+
+
+def _read_only(*arrays):
+    """The arrays, made read-only: a test that changed one in place would
+    change it for the tests after it."""
+    for array in arrays:
+        array.setflags(write=False)
+    return arrays
 
 
 @pytest.fixture(scope="session")
-def wine():
-    return load_ci_split_wine()
+def iris_xy():
+    """All 150 Iris rows, each feature standardised (mean 0, variance 1), and the species."""
+    X, y = load_iris(return_X_y=True)
+    return _read_only((X - X.mean(0)) / X.std(0), y)
+
+
+@pytest.fixture(scope="session")
+def wine_xy():
+    """All 178 Wine rows as scikit-learn ships them (unscaled), and the cultivars."""
+    return _read_only(*load_wine(return_X_y=True))
+
+
+@pytest.fixture(scope="session")
+def digits():
+    """All 1,797 of scikit-learn's 8×8 digits, pixels / 16 (in [0, 1]), and the digits."""
+    X, y = load_digits(return_X_y=True)
+    return _read_only(X / 16.0, y)
 
 
 @pytest.fixture(scope="session")

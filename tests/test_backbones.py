@@ -16,7 +16,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_digits
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import AQCClassifier
@@ -57,12 +56,6 @@ def assert_unchanged(estimator, before):
     assert all(after[k] is before[k] for k in before), [
         k for k in before if after[k] is not before[k]
     ]
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return X / 16.0, y
 
 
 @pytest.fixture(scope="module")

@@ -77,12 +77,6 @@ def npy(array):
     return buffer.getvalue()
 
 
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return X / 16, y
-
-
 @pytest.mark.parametrize("payload", PAYLOADS)
 def test_feature_cache_ignores_crafted_entries(digits, tmp_path, payload):
     X, _ = digits

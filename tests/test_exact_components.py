@@ -19,9 +19,7 @@ from sklearn.model_selection import train_test_split
 from skcl import GaussianDiscriminantClassifier
 from skcl._exact.components import between_task_scores, component_keys, runs
 from skcl._exact.moments import GroupMoments
-from skcl.datasets import make_task_sequences, relabel
-
-PAIRS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
+from skcl.datasets import load_di_split_digits
 
 
 def _digits():
@@ -31,11 +29,10 @@ def _digits():
 
 def _di_split_digits(calls_per_task=1):
     """DI Split digits (parity), each task optionally cut into several calls."""
-    X, y = _digits()
-    seq = make_task_sequences(X, y, PAIRS, random_state=0)
-    train = [(X[i::calls_per_task], y[i::calls_per_task] % 2)
-             for X, y in seq.train for i in range(calls_per_task)]
-    return train, relabel(seq.test, lambda v: v % 2)
+    data = load_di_split_digits()
+    train = [(X[i::calls_per_task], y[i::calls_per_task])
+             for X, y in data.train for i in range(calls_per_task)]
+    return train, data.test
 
 
 def _drifting_stream(n_calls, rows=60, step=0.05, seed=0):
@@ -154,7 +151,7 @@ def test_a_drifting_stream_of_small_calls_keeps_one_component_per_class():
 
 
 def test_domain_incremental_digits_keep_one_component_per_task_and_label():
-    # Measured: 96.7 %, against 90.8 % with one component per label.
+    # Measured: 97.5 %, against 92.5 % with one component per label.
     train, test = _di_split_digits()
     auto = _learn({}, train)
     per_task = _learn({"components": "task_class"}, train)

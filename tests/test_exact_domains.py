@@ -15,7 +15,7 @@ from sklearn.datasets import load_digits
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import GaussianDiscriminantClassifier
-from skcl.datasets import load_permuted_mnist, make_task_sequences
+from skcl.datasets import load_ci_split_digits, load_permuted_mnist
 from skcl.feature_extraction import RandomFeatures
 
 
@@ -76,9 +76,7 @@ def test_log_joint_is_the_mixture_of_each_domains_gaussian_written_out(pooling):
 
 
 def test_with_no_class_kept_apart_it_is_the_shared_model():
-    X, y = load_digits(return_X_y=True)
-    seq = make_task_sequences(X / 16, y, [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)],
-                              random_state=0)
+    seq = load_ci_split_digits()
     models = [GaussianDiscriminantClassifier(covariance=c) for c in ("shared", "per_domain")]
     for clf in models:
         for X_task, y_task in seq.train:

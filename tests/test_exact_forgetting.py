@@ -12,11 +12,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.exceptions import NotFittedError
-from sklearn.model_selection import train_test_split
 
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact.forgetting import ForgettingError
-from skcl.datasets import load_ci_split_mnist, make_task_sequences
+from skcl.datasets import load_ci_split_digits, load_ci_split_mnist, load_di_split_digits
 from skcl.feature_extraction import RandomFeatures
 from skcl.pipeline import Pipeline
 
@@ -25,15 +24,8 @@ CLASSES = np.arange(10)
 PAIRS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
 
 
-def _ci_split_digits():
-    X, y = load_digits(return_X_y=True)
-    X_train, X_test, y_train, _ = train_test_split(
-        X / 16.0, y, test_size=0.3, random_state=0, stratify=y)
-    tasks = [(X_train[np.isin(y_train, t)], y_train[np.isin(y_train, t)]) for t in PAIRS]
-    return tasks, X_test
-
-
-TASKS, X_TEST = _ci_split_digits()
+_CI_SPLIT_DIGITS = load_ci_split_digits()
+TASKS, X_TEST = _CI_SPLIT_DIGITS.train, np.vstack([X for X, _ in _CI_SPLIT_DIGITS.test])
 
 MODELS = {
     "gaussian": GaussianDiscriminantClassifier(),
@@ -117,9 +109,8 @@ def test_forget_classes_and_tasks_without_rows_from_the_groups_scatters(cls):
 
 def _di_split_digits():
     """DI Split digits (parity), where components="auto" keeps each task's classes apart."""
-    X, y = load_digits(return_X_y=True)
-    seq = make_task_sequences(X / 16.0, y, PAIRS, random_state=0)
-    return [(X, y % 2) for X, y in seq.train], np.vstack([X for X, _ in seq.test])
+    data = load_di_split_digits()
+    return data.train, np.vstack([X for X, _ in data.test])
 
 
 @pytest.mark.parametrize("store", [False, True])

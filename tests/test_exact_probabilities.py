@@ -30,7 +30,7 @@ from skcl.datasets import load_ci_split_iris, load_ci_split_wine
 # A fixed α: on the weight check's 15 rows of 30 features, repeated, GCV
 # fits the rows exactly (α → 0), and the discriminant of scores with no
 # spread amplifies the solve's rounding past the check's 1e-7; GCV itself
-# is checked at the defaults in test_exact_methods.py.
+# is checked at the defaults in test_estimator_checks.py.
 @parametrize_with_checks([
     LeastSquaresClassifier(alpha=1.0, probabilities="discriminant", random_state=0),
     LeastSquaresClassifier(alpha=1.0, probabilities="ranked", random_state=0),

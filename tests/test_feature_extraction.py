@@ -10,7 +10,6 @@ import jax
 import numpy as np
 import pytest
 from scipy.special import expit
-from sklearn.datasets import load_digits
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, JointClassifier
@@ -139,13 +138,6 @@ def test_initialisation_is_lecun_normal_with_zero_biases():
 
 # ----------------------------------------------------------------------------
 # Pre-training and transfer on real images.
-
-
-@pytest.fixture(scope="module")
-def digits():
-    """sklearn's bundled 8×8 digits, scaled to [0, 1]."""
-    X, y = load_digits(return_X_y=True)
-    return X / 16.0, y
 
 
 @pytest.fixture(scope="module")

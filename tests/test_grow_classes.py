@@ -17,15 +17,13 @@ from skcl._gradient.networks import output_column
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 from skcl.pipeline import make_pipeline
 
+from ._classifiers import cases
 from .conftest import IRIS_SETTINGS
 from .test_estimators import learned_state
 
 FAST = dict(IRIS_SETTINGS, n_epochs=20)
-ALL_NAMES = [
-    "FineTuningClassifier", "JointClassifier", "AQCClassifier", "EWCClassifier",
-    "OnlineEWCClassifier", "SIClassifier", "NCClassifier", "GVCLClassifier",
-    "GMVCLClassifier", "GSFSVIClassifier",
-]
+# Every gradient-trained public classifier, from the registry.
+ALL_NAMES = [case.name for case in cases("default", family="gradient")]
 CHEAP = {
     "NCClassifier": dict(consolidator_n_steps=20, consolidator_hidden_layer_sizes=(8,),
                          consolidator_sample_size=8),

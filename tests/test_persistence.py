@@ -12,39 +12,17 @@ import skcl
 from skcl.feature_extraction import PretrainedFeatureExtractor, RandomFeatures
 from skcl.pipeline import make_pipeline
 
-FAST = dict(n_epochs=5, batch_size=16, learning_rate=0.1, random_state=0)
+from ._classifiers import cases
 
-# Each public classifier, and the configurations whose fitted state holds
-# other types (Kronecker curvature, grown classes, held-out moments, one
-# covariance per class).
-ESTIMATORS = {
-    "AQC": lambda: skcl.AQCClassifier(**FAST),
-    "AQC, kron, hidden": lambda: skcl.AQCClassifier(curvature="ggn", structure="kron",
-                                                    hidden_layer_sizes=(4,), **FAST),
-    "EWC, grown classes": lambda: skcl.EWCClassifier(grow_classes=True, **FAST),
-    "online EWC": lambda: skcl.OnlineEWCClassifier(**FAST),
-    "SI": lambda: skcl.SIClassifier(**FAST),
-    "NC": lambda: skcl.NCClassifier(consolidator_hidden_layer_sizes=(8,),
-                                    consolidator_n_steps=10, **FAST),
-    "G-VCL": lambda: skcl.GVCLClassifier(n_predict_samples=5, **FAST),
-    "GM-VCL": lambda: skcl.GMVCLClassifier(n_predict_samples=5, **FAST),
-    "G-SFSVI": lambda: skcl.GSFSVIClassifier(n_predict_samples=5, **FAST),
-    "joint": lambda: skcl.JointClassifier(**FAST),
-    "fine-tuning": lambda: skcl.FineTuningClassifier(**FAST),
-    "Gaussian": lambda: skcl.GaussianDiscriminantClassifier(),
-    "Gaussian, per class, held out": lambda: skcl.GaussianDiscriminantClassifier(
-        "heldout", covariance="per_class", random_state=0),
-    "least squares": lambda: skcl.LeastSquaresClassifier(),
-    "least squares, held out": lambda: skcl.LeastSquaresClassifier("heldout", random_state=0),
-    "pipeline, random features": lambda: make_pipeline(
-        StandardScaler(), RandomFeatures(64, random_state=0), skcl.LeastSquaresClassifier()),
-}
+FAST = dict(n_epochs=5, batch_size=16, learning_rate=0.1, n_predict_samples=5,
+            random_state=0)
 
-
-def test_every_public_estimator_is_covered():
-    covered = {type(make()).__name__ for make in ESTIMATORS.values()}
-    public = {name for name in skcl.__all__ if name.endswith("Classifier")}
-    assert public <= covered
+# The registry's default and state cases (each public classifier, and the
+# configurations whose fitted state holds other types: Kronecker curvature,
+# grown classes, one covariance per class), and a pipeline.
+ESTIMATORS = {case.id: (lambda case=case: case.make(**FAST)) for case in cases("default", "state")}
+ESTIMATORS["pipeline, random features"] = lambda: make_pipeline(
+    StandardScaler(), RandomFeatures(64, random_state=0), skcl.LeastSquaresClassifier())
 
 
 def learn(estimator, tasks, classes):

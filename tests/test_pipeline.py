@@ -119,13 +119,6 @@ def test_an_unfitted_leading_step_after_the_first_task_raises_and_changes_nothin
     np.testing.assert_array_equal(pipe.predict(iris.test[1][0]), before)
 
 
-@pytest.fixture(scope="module")
-def wine():
-    from skcl.datasets import load_ci_split_wine
-
-    return load_ci_split_wine()
-
-
 WINE_AQC = dict(alpha=100, n_epochs=20, random_state=0)
 
 

@@ -12,25 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_digits
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skcl import FineTuningClassifier
-from skcl.datasets import load_ci_split_iris
 from skcl.feature_extraction import BackboneFeatureExtractor, PretrainedFeatureExtractor
 from skcl.model_selection import SequenceGridSearch, SequenceRandomizedSearch
-
-
-@pytest.fixture(scope="module")
-def digits():
-    """sklearn's bundled 8×8 digits, scaled to [0, 1]."""
-    X, y = load_digits(return_X_y=True)
-    return X / 16.0, y
-
-
-@pytest.fixture(scope="module")
-def iris():
-    return load_ci_split_iris()
 
 
 @pytest.fixture

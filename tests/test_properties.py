@@ -19,32 +19,20 @@ from hypothesis.extra.numpy import arrays
 from sklearn.datasets import load_iris, load_wine
 from sklearn.utils._param_validation import InvalidParameterError
 
-import skcl
 from skcl._utils.validation import validate_params
 
-FAST = dict(n_epochs=2, batch_size=64, learning_rate=0.1, random_state=0)
+from ._classifiers import cases
+
+FAST = dict(n_epochs=2, batch_size=64, learning_rate=0.1, n_predict_samples=10,
+            random_state=0)
 FEW = settings(max_examples=6, derandomize=True, deadline=None,
                suppress_health_check=[HealthCheck.function_scoped_fixture,
                                       HealthCheck.too_slow])
 
-CLASSIFIERS = {
-    "AQC, kron": lambda: skcl.AQCClassifier(curvature="ggn", structure="kron",
-                                            hidden_layer_sizes=(4,), **FAST),
-    "AQC, full ggn": lambda: skcl.AQCClassifier(curvature="ggn", hidden_layer_sizes=(4,),
-                                                **FAST),
-    "EWC": lambda: skcl.EWCClassifier(**FAST),
-    "online EWC": lambda: skcl.OnlineEWCClassifier(**FAST),
-    "SI": lambda: skcl.SIClassifier(**FAST),
-    "NC": lambda: skcl.NCClassifier(consolidator_hidden_layer_sizes=(8,),
-                                    consolidator_n_steps=10, **FAST),
-    "G-VCL": lambda: skcl.GVCLClassifier(n_predict_samples=10, **FAST),
-    "GM-VCL": lambda: skcl.GMVCLClassifier(n_predict_samples=10, **FAST),
-    "G-SFSVI": lambda: skcl.GSFSVIClassifier(n_predict_samples=10, **FAST),
-    "joint": lambda: skcl.JointClassifier(**FAST),
-    "fine-tuning": lambda: skcl.FineTuningClassifier(**FAST),
-    "Gaussian": lambda: skcl.GaussianDiscriminantClassifier(),
-    "least squares": lambda: skcl.LeastSquaresClassifier(),
-}
+# The registry's default and state cases: every public classifier, and the
+# configurations whose fitted state holds other types.
+CASES = {case.id: case for case in cases("default", "state")}
+WITH_PREDICTION_SETTINGS = [name for name, case in CASES.items() if case.prediction_settings]
 
 # The settings a prediction reads, and values each may take (options: every
 # one its constraint lists). Two sample counts: each compiles once.
@@ -64,21 +52,10 @@ ANY_VALUE = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return (X - X.mean(0)) / X.std(0), y
-
-
-@pytest.fixture(scope="module")
-def fitted(iris):
-    """Every public classifier fitted on Iris (one task: one compilation each)."""
-    X, y = iris
-    return {name: make().fit(X, y) for name, make in CLASSIFIERS.items()}
-
-
-def test_every_public_classifier_is_drawn():
-    drawn = {type(make()).__name__ for make in CLASSIFIERS.values()}
-    assert drawn == {name for name in skcl.__all__ if name.endswith("Classifier")}
+def fitted(iris_xy):
+    """Every case fitted on Iris (one task: one compilation each)."""
+    X, y = iris_xy
+    return {name: case.make(**FAST).fit(X, y) for name, case in CASES.items()}
 
 
 def inputs(n_features):
@@ -109,7 +86,7 @@ def check_probabilities(clf, X):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", CLASSIFIERS)
+@pytest.mark.parametrize("name", CASES)
 @FEW
 @given(data=st.data())
 def test_probabilities_valid_for_every_input_and_predictive(fitted, name, data):
@@ -124,10 +101,10 @@ def test_probabilities_valid_for_every_input_and_predictive(fitted, name, data):
         clf.set_params(**saved)
 
 
-@pytest.mark.parametrize("name", ["AQC, kron", "EWC", "Gaussian", "least squares"])
+@pytest.mark.parametrize("name", WITH_PREDICTION_SETTINGS)
 @FEW
 @given(data=st.data())
-def test_set_params_then_predict_is_validated(fitted, iris, name, data):
+def test_set_params_then_predict_is_validated(fitted, iris_xy, name, data):
     """A value is refused at prediction exactly when ``fit`` refuses it,
     with its message; a value allowed gives valid probabilities."""
     clf = copy.deepcopy(fitted[name])
@@ -143,10 +120,10 @@ def test_set_params_then_predict_is_validated(fitted, iris, name, data):
     else:
         expected = None
     if expected is None:
-        check_probabilities(clf, iris[0][:4])
+        check_probabilities(clf, iris_xy[0][:4])
     else:
         with pytest.raises(InvalidParameterError) as raised:
-            clf.predict_proba(iris[0][:2])
+            clf.predict_proba(iris_xy[0][:2])
         assert str(raised.value) == expected
 
 
@@ -171,33 +148,27 @@ BAD_TASKS = {
 }
 
 
-@pytest.mark.parametrize("name", ["EWC", "G-VCL", "least squares"])
+@pytest.mark.parametrize("name", CASES)
 @FEW
 @given(data=st.data())
-def test_rejected_partial_fit_changes_nothing(fitted, iris, name, data):
+def test_rejected_partial_fit_changes_nothing(fitted, iris_xy, name, data):
     clf = fitted[name]
     bad = data.draw(st.sampled_from(sorted(BAD_TASKS)), label="bad")
     rows = data.draw(st.lists(st.integers(0, 149), min_size=2, max_size=20, unique=True),
                      label="rows")
-    X, y, extra = BAD_TASKS[bad](iris[0][rows], iris[1][rows])
+    X, y, extra = BAD_TASKS[bad](iris_xy[0][rows], iris_xy[1][rows])
     before = dict(vars(clf))
     with pytest.raises(ValueError):
         clf.partial_fit(X, y, **{"classes": [0, 1, 2], **extra})
     _same_state(vars(clf), before)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: skcl.LeastSquaresClassifier(),
-    lambda: skcl.LeastSquaresClassifier(probabilities="ranked", alpha=1.0),
-    lambda: skcl.GaussianDiscriminantClassifier(),
-    lambda: skcl.GaussianDiscriminantClassifier(covariance="per_class",
-                                                predictive="student_t"),
-], ids=["ls", "ls ranked", "gaussian", "gaussian per class student_t"])
+@pytest.mark.parametrize("case", cases(family="exact"), ids=str)
 @FEW
 @given(dataset=st.sampled_from(["iris", "wine"]), seed=st.integers(0, 2**16))
-def test_exact_family_ignores_row_order(make, dataset, seed):
+def test_exact_family_ignores_row_order(case, dataset, seed):
     X, y = (load_iris if dataset == "iris" else load_wine)(return_X_y=True)
     order = np.random.default_rng(seed).permutation(len(y))
-    a, b = make().fit(X, y), make().fit(X[order], y[order])
+    a, b = case.make().fit(X, y), case.make().fit(X[order], y[order])
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-7, atol=1e-9)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))

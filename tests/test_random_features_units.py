@@ -22,7 +22,7 @@ ACTIVATIONS = {"relu": lambda z: np.maximum(z, 0), "cos": np.cos, "tanh": np.tan
 
 
 @pytest.fixture(scope="module")
-def digits():
+def digits_uint8():
     """scikit-learn's 8 × 8 digits: integer pixels 0..16, like uint8 images."""
     X, y = load_digits(return_X_y=True)
     return X.astype(np.uint8), y
@@ -30,10 +30,10 @@ def digits():
 
 @pytest.mark.parametrize("activation", ["relu", "cos", "tanh"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_units_of_the_input_do_not_change_the_features(digits, activation, dtype):
+def test_units_of_the_input_do_not_change_the_features(digits_uint8, activation, dtype):
     # Raw integer pixels, pixels / 16 and standardised pixels (one scalar
     # offset and scale, as RanDumb normalises MNIST) give the same features.
-    X = digits[0][:300]
+    X = digits_uint8[0][:300]
     forms = [X, X / 16.0, (X / 16.0 - 0.3) / 0.4, 1e-6 * X.astype(np.float64) + 5.0]
     out = [RandomFeatures(400, activation=activation, dtype=dtype, backend="numpy",
                           random_state=0).fit(F).transform(F) for F in forms]
@@ -46,11 +46,11 @@ def test_units_of_the_input_do_not_change_the_features(digits, activation, dtype
     assert np.abs(fixed[0] - fixed[1]).max() > 0.1
 
 
-def test_auto_scale_is_one_scalar_centre_and_spread_by_the_formula(digits):
+def test_auto_scale_is_one_scalar_centre_and_spread_by_the_formula(digits_uint8):
     # φ(x) = g(((x − μ)/σ) W + b), μ and σ the mean and standard deviation
     # of every entry of the fitted rows, W ~ N(0, 1/D): checked against
     # numpy's own mean and std and a float64 product.
-    X = digits[0][:200].astype(np.float64)
+    X = digits_uint8[0][:200].astype(np.float64)
     features = RandomFeatures(300, activation="relu", dtype="float64", backend="numpy",
                               random_state=1).fit(X)
     assert features.input_centre_ == pytest.approx(X.mean(), rel=1e-12)
@@ -61,10 +61,10 @@ def test_auto_scale_is_one_scalar_centre_and_spread_by_the_formula(digits):
     assert np.std(features.weights_) * np.sqrt(X.shape[1]) == pytest.approx(1.0, abs=0.02)
 
 
-def test_auto_cos_features_approximate_rbfsampler_gamma_scale_kernel(digits):
+def test_auto_cos_features_approximate_rbfsampler_gamma_scale_kernel(digits_uint8):
     # With bias="uniform", (2/M) φφᵀ estimates exp(−γ‖x − x'‖²) with
     # γ = 1/(D·Var(X)), RBFSampler(gamma="scale")'s kernel (RanDumb's).
-    X = digits[0][:40].astype(np.float64)
+    X = digits_uint8[0][:40].astype(np.float64)
     features = RandomFeatures(20000, activation="cos", bias="uniform", dtype="float64",
                               backend="numpy", random_state=0).fit(X)
     phi = features.transform(X)
@@ -95,8 +95,8 @@ def test_a_constant_input_gets_spread_one():
     assert np.isfinite(features.transform(np.full((2, 3), 7.0))).all()
 
 
-def test_a_numeric_scale_keeps_the_raw_units(digits):
-    X = digits[0][:50].astype(np.float64)
+def test_a_numeric_scale_keeps_the_raw_units(digits_uint8):
+    X = digits_uint8[0][:50].astype(np.float64)
     features = RandomFeatures(100, activation="relu", scale=0.5, dtype="float64",
                               random_state=0).fit(X)
     assert (features.input_centre_, features.input_spread_) == (0.0, 1.0)
@@ -108,8 +108,9 @@ def test_a_numeric_scale_keeps_the_raw_units(digits):
 # ------------------------------------------------------------ overflow (issue 38, item 6)
 
 @pytest.mark.parametrize("dtype, scale", [("float32", 1e39), ("float64", 1e308)])
-def test_a_scale_that_overflows_the_dtype_is_refused_and_changes_nothing(digits, dtype, scale):
-    X = digits[0][:20]
+def test_a_scale_that_overflows_the_dtype_is_refused_and_changes_nothing(digits_uint8, dtype,
+                                                                         scale):
+    X = digits_uint8[0][:20]
     features = RandomFeatures(50, scale=scale, dtype=dtype, random_state=0)
     before = dict(vars(features))
     message = re.escape(f"scale={scale!r}") + f".*{dtype}'s largest value"
@@ -120,8 +121,8 @@ def test_a_scale_that_overflows_the_dtype_is_refused_and_changes_nothing(digits,
 
 @pytest.mark.parametrize("activation", ["relu", "cos"])
 @pytest.mark.parametrize("dtype, big", [("float32", 1e39), ("float64", 1e307)])
-def test_inputs_whose_preactivations_overflow_are_refused(digits, activation, dtype, big):
-    X = digits[0][:20].astype(np.float64)
+def test_inputs_whose_preactivations_overflow_are_refused(digits_uint8, activation, dtype, big):
+    X = digits_uint8[0][:20].astype(np.float64)
     features = RandomFeatures(50, activation=activation, dtype=dtype, random_state=0).fit(X)
     with pytest.raises(ValueError, match=f"overflow.*{dtype}|{dtype}.*overflow"):
         features.transform(X * big)
@@ -191,8 +192,8 @@ def test_any_finite_rows_give_finite_features_or_a_clear_error(data, activation,
         assert np.isfinite(out).all()
 
 
-def test_a_pipeline_names_the_features_not_the_classifier(digits):
-    X, y = digits
+def test_a_pipeline_names_the_features_not_the_classifier(digits_uint8):
+    X, y = digits_uint8
     pipe = make_pipeline(RandomFeatures(50, scale=1.0, random_state=0),
                          LeastSquaresClassifier())
     with pytest.raises(ValueError, match="RandomFeatures: the pre-activations"):
@@ -201,8 +202,8 @@ def test_a_pipeline_names_the_features_not_the_classifier(digits):
 
 # ------------------------------------------------------------ memory (issue 38, item 5)
 
-def test_weights_beyond_the_machine_memory_are_refused_before_allocation(digits):
-    X = digits[0][:5]
+def test_weights_beyond_the_machine_memory_are_refused_before_allocation(digits_uint8):
+    X = digits_uint8[0][:5]
     features = RandomFeatures(10**12, random_state=0)
     before = dict(vars(features))
     with pytest.raises(MemoryError, match=r"W \(64 × 1000000000000, float32\).*beyond this "
@@ -211,8 +212,9 @@ def test_weights_beyond_the_machine_memory_are_refused_before_allocation(digits)
     assert vars(features) == before
 
 
-def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkeypatch, digits):
-    X = digits[0][:100]
+def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkeypatch,
+                                                                          digits_uint8):
+    X = digits_uint8[0][:100]
     features = RandomFeatures(1000, random_state=0).fit(X)
     before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(features).items()}
     # A machine of 1 MB: W (256 kB) fits, 100 × 1000 features and a block do not.
@@ -232,11 +234,11 @@ def test_features_beyond_the_machine_memory_are_refused_before_allocation(monkey
 # ------------------------------------------------------------ fixed at fit (issue 50, item 9)
 
 @pytest.mark.parametrize("fitted, changed", [("cos", "relu"), ("relu", "cos"), ("cos", "tanh")])
-def test_set_params_after_fit_keeps_the_fitted_activation(digits, fitted, changed):
+def test_set_params_after_fit_keeps_the_fitted_activation(digits_uint8, fitted, changed):
     # W and b were drawn for g = `fitted` (cos's uniform bias, relu's
     # normal one): changing `activation` afterwards acts at the next fit,
     # as scikit-learn's settings do; the fitted map stays g(xW + b).
-    X = digits[0][:60]
+    X = digits_uint8[0][:60]
     features = RandomFeatures(80, activation=fitted, dtype="float64", random_state=0).fit(X)
     before = features.transform(X)
     Z = ((X - features.input_centre_) / features.input_spread_) @ features.weights_ \
@@ -253,10 +255,10 @@ def test_set_params_after_fit_keeps_the_fitted_activation(digits, fitted, change
         .transform(X))
 
 
-def test_a_bogus_activation_after_fit_is_refused_at_the_next_fit(digits):
+def test_a_bogus_activation_after_fit_is_refused_at_the_next_fit(digits_uint8):
     from sklearn.utils._param_validation import InvalidParameterError
 
-    X = digits[0][:60]
+    X = digits_uint8[0][:60]
     features = RandomFeatures(40, random_state=0).fit(X)
     before = features.transform(X)
     features.set_params(activation="bogus")
@@ -300,31 +302,31 @@ def test_weights_beyond_the_address_space_limit_are_refused_before_allocation():
 # ------------------------------------------------------------ backend_
 
 @pytest.mark.parametrize("backend, expected", [("numpy", "numpy"), ("jax", "jax")])
-def test_the_fitted_backend_is_stated(digits, backend, expected):
-    features = RandomFeatures(20, backend=backend, random_state=0).fit(digits[0][:10])
+def test_the_fitted_backend_is_stated(digits_uint8, backend, expected):
+    features = RandomFeatures(20, backend=backend, random_state=0).fit(digits_uint8[0][:10])
     assert features.backend_ == expected
 
 
-def test_auto_backend_is_numpy_on_a_cpu(digits):
+def test_auto_backend_is_numpy_on_a_cpu(digits_uint8):
     import jax
 
-    features = RandomFeatures(20, random_state=0).fit(digits[0][:10])
+    features = RandomFeatures(20, random_state=0).fit(digits_uint8[0][:10])
     assert features.backend_ == ("numpy" if jax.default_backend() == "cpu" else "jax")
 
 
 # ------------------------------------------------------------ Dask (issue 40, item 3)
 
-def _digit_tasks(digits):
+def _digit_tasks(digits_uint8):
     """CI Split digits: five tasks of two classes, as (X, y) in memory."""
-    X, y = digits
+    X, y = digits_uint8
     return [(X[y // 2 == t], y[y // 2 == t]) for t in range(5)]
 
 
 @pytest.mark.parametrize("scale", ["auto", 2.0])
-def test_a_dask_array_gives_a_lazy_dask_array_of_the_same_features(digits, scale):
+def test_a_dask_array_gives_a_lazy_dask_array_of_the_same_features(digits_uint8, scale):
     da = pytest.importorskip("dask.array")
     dask = pytest.importorskip("dask")
-    X = digits[0][:300]
+    X = digits_uint8[0][:300]
     features = RandomFeatures(120, scale=scale, random_state=0).fit(X)
     computed = []
 
@@ -344,9 +346,9 @@ def test_a_dask_array_gives_a_lazy_dask_array_of_the_same_features(digits, scale
                                   features.transform(X))
 
 
-def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits):
+def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits_uint8):
     da = pytest.importorskip("dask.array")
-    X = digits[0][:300]
+    X = digits_uint8[0][:300]
     memory = RandomFeatures(50, random_state=0).fit(X)
     lazy = RandomFeatures(50, random_state=0).fit(da.from_array(X, chunks=(64, 64)))
     assert lazy.n_features_in_ == 64
@@ -362,9 +364,9 @@ def test_fit_on_a_dask_array_reads_the_same_centre_and_spread(digits):
     np.testing.assert_array_equal(sparse_lazy.weights_, sparse_memory.weights_)
 
 
-def test_a_dask_block_with_nan_is_refused_when_computed(digits):
+def test_a_dask_block_with_nan_is_refused_when_computed(digits_uint8):
     da = pytest.importorskip("dask.array")
-    X = digits[0][:100].astype(np.float64)
+    X = digits_uint8[0][:100].astype(np.float64)
     features = RandomFeatures(20, random_state=0).fit(X)
     X[50, 3] = np.nan
     with pytest.raises(ValueError, match="NaN or infinity"):
@@ -373,12 +375,12 @@ def test_a_dask_block_with_nan_is_refused_when_computed(digits):
         features.transform(da.from_array(X[:, :10], chunks=(30, 10)))
 
 
-def test_a_dask_pipeline_learns_the_in_memory_sequence(digits):
+def test_a_dask_pipeline_learns_the_in_memory_sequence(digits_uint8):
     # Pipeline([RandomFeatures, LeastSquaresClassifier]).partial_fit on Dask
     # arrays: the features and the moments are computed block by block, and
     # the classifier equals the one learned from the same rows in memory.
     da = pytest.importorskip("dask.array")
-    tasks = _digit_tasks(digits)[:3]
+    tasks = _digit_tasks(digits_uint8)[:3]
     classes = np.arange(10)
 
     def pipe():
@@ -392,8 +394,8 @@ def test_a_dask_pipeline_learns_the_in_memory_sequence(digits):
                          classes=classes)
     head, lazy_head = memory.steps[-1][1], lazy.steps[-1][1]
     np.testing.assert_allclose(lazy_head.coef_, head.coef_, rtol=1e-8, atol=1e-8)
-    X_all = digits[0][digits[1] < 6]
+    X_all = digits_uint8[0][digits_uint8[1] < 6]
     np.testing.assert_array_equal(lazy.predict(X_all), memory.predict(X_all))
     np.testing.assert_allclose(lazy.predict_proba(X_all), memory.predict_proba(X_all),
                                rtol=1e-8, atol=1e-8)
-    assert np.mean(memory.predict(X_all) == digits[1][digits[1] < 6]) > 0.9
+    assert np.mean(memory.predict(X_all) == digits_uint8[1][digits_uint8[1] < 6]) > 0.9

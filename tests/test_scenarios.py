@@ -22,17 +22,10 @@ from skcl import (
     LeastSquaresClassifier,
 )
 from skcl import reproduce as rp
-from skcl.datasets import make_task_sequences
 from skcl.metrics import final_average_accuracy, task_accuracies, task_scores
 from skcl.model_selection import SequenceGridSearch, learn_task_sequence
 
 PAIRS = [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return make_task_sequences(X / 16.0, y, PAIRS)
 
 
 def _learned(estimator, tasks):
@@ -53,91 +46,94 @@ def by_hand(scores, classes, labels, y):
     LeastSquaresClassifier,
     lambda: FineTuningClassifier(learning_rate=0.1, n_epochs=5, random_state=0),
 ])
-def test_task_accuracy_is_the_argmax_over_the_tasks_columns(digits, make):
-    clf = _learned(make(), digits["train"])
-    task = task_accuracies(clf, digits["test"], scenario="task", task_labels=PAIRS)
+def test_task_accuracy_is_the_argmax_over_the_tasks_columns(ci_split_digits, make):
+    clf = _learned(make(), ci_split_digits["train"])
+    task = task_accuracies(clf, ci_split_digits["test"], scenario="task", task_labels=PAIRS)
     expected = [by_hand(clf.predict_proba(X), clf.classes_, labels, y)
-                for (X, y), labels in zip(digits["test"], PAIRS)]
+                for (X, y), labels in zip(ci_split_digits["test"], PAIRS)]
     np.testing.assert_allclose(task, expected)
     # Without the task's identity the other classes compete: no higher, and
     # far below for fine-tuning, which predicts the last pair everywhere.
-    plain = task_accuracies(clf, digits["test"])
+    plain = task_accuracies(clf, ci_split_digits["test"])
     assert np.all(task >= plain - 1e-12)
-    np.testing.assert_array_equal(task_accuracies(clf, digits["test"], scenario="domain"),
+    np.testing.assert_array_equal(task_accuracies(clf, ci_split_digits["test"], scenario="domain"),
                                   plain)
-    assert final_average_accuracy(clf, digits["test"], scenario="task",
+    assert final_average_accuracy(clf, ci_split_digits["test"], scenario="task",
                                   task_labels=PAIRS) == pytest.approx(np.mean(expected))
     if isinstance(clf, FineTuningClassifier):
         assert np.mean(plain) < 0.25 and np.mean(task) > np.mean(plain) + 0.2
 
 
-def test_a_classifier_without_probabilities_competes_by_its_decision_function(digits):
-    X = np.concatenate([X for X, _ in digits["train"]])
-    y = np.concatenate([y for _, y in digits["train"]])
+def test_a_classifier_without_probabilities_competes_by_its_decision_function(ci_split_digits):
+    X = np.concatenate([X for X, _ in ci_split_digits["train"]])
+    y = np.concatenate([y for _, y in ci_split_digits["train"]])
     clf = SGDClassifier(random_state=0).fit(X, y)  # hinge loss: no predict_proba
-    task = task_accuracies(clf, digits["test"], scenario="task", task_labels=PAIRS)
+    task = task_accuracies(clf, ci_split_digits["test"], scenario="task", task_labels=PAIRS)
     expected = [by_hand(clf.decision_function(X), clf.classes_, labels, y)
-                for (X, y), labels in zip(digits["test"], PAIRS)]
+                for (X, y), labels in zip(ci_split_digits["test"], PAIRS)]
     np.testing.assert_allclose(task, expected)
 
 
-def test_task_probabilities_are_renormalised_over_the_task(digits):
-    clf = _learned(GaussianDiscriminantClassifier(), digits["train"])
-    losses = task_scores(clf, digits["test"], log_loss, scenario="task", task_labels=PAIRS)
-    for loss, (X, y), labels in zip(losses, digits["test"], PAIRS):
+def test_task_probabilities_are_renormalised_over_the_task(ci_split_digits):
+    clf = _learned(GaussianDiscriminantClassifier(), ci_split_digits["train"])
+    losses = task_scores(clf, ci_split_digits["test"], log_loss, scenario="task", task_labels=PAIRS)
+    for loss, (X, y), labels in zip(losses, ci_split_digits["test"], PAIRS):
         p = clf.predict_proba(X)[:, labels]
         assert loss == pytest.approx(log_loss(y, p / p.sum(axis=1, keepdims=True),
                                               labels=labels))
 
 
-def test_labels_the_classifier_has_not_met_count_as_errors(digits):
+def test_labels_the_classifier_has_not_met_count_as_errors(ci_split_digits):
     clf = GaussianDiscriminantClassifier(grow_classes=True)
-    for X, y in digits["train"][:2]:
+    for X, y in ci_split_digits["train"][:2]:
         clf.partial_fit(X, y)  # meets 0..3 only
-    acc = task_accuracies(clf, digits["test"][:3], scenario="task", task_labels=PAIRS[:3])
+    acc = task_accuracies(clf, ci_split_digits["test"][:3], scenario="task", task_labels=PAIRS[:3])
     assert acc[0] > 0.95 and acc[1] > 0.9 and acc[2] == 0.0
 
 
-def test_bad_scenarios_and_task_labels_are_refused(digits):
-    clf = _learned(GaussianDiscriminantClassifier(), digits["train"][:1])
+def test_bad_scenarios_and_task_labels_are_refused(ci_split_digits):
+    clf = _learned(GaussianDiscriminantClassifier(), ci_split_digits["train"][:1])
     with pytest.raises(ValueError, match="pass task_labels"):
-        task_accuracies(clf, digits["test"], scenario="task")
+        task_accuracies(clf, ci_split_digits["test"], scenario="task")
     with pytest.raises(ValueError, match="labels of each of the 5 tasks"):
-        task_accuracies(clf, digits["test"], scenario="task", task_labels=PAIRS[:4])
+        task_accuracies(clf, ci_split_digits["test"], scenario="task", task_labels=PAIRS[:4])
     with pytest.raises(ValueError, match="scenario must be one of"):
-        final_average_accuracy(clf, digits["test"], scenario="tasks")
+        final_average_accuracy(clf, ci_split_digits["test"], scenario="tasks")
     with pytest.raises(ValueError, match="scenario must be one of"):
-        learn_task_sequence(GaussianDiscriminantClassifier(), digits["train"],
+        learn_task_sequence(GaussianDiscriminantClassifier(), ci_split_digits["train"],
                             scenario="Task")
 
 
-def test_learn_task_sequence_scores_each_task_among_its_classes(digits):
-    R = learn_task_sequence(GaussianDiscriminantClassifier(), digits["train"], digits["test"],
-                            scenario="task", task_labels=PAIRS)
-    clf = _learned(GaussianDiscriminantClassifier(), digits["train"])
-    np.testing.assert_allclose(R[:, -1], task_accuracies(clf, digits["test"],
+def test_learn_task_sequence_scores_each_task_among_its_classes(ci_split_digits):
+    R = learn_task_sequence(GaussianDiscriminantClassifier(), ci_split_digits["train"],
+                            ci_split_digits["test"], scenario="task", task_labels=PAIRS)
+    clf = _learned(GaussianDiscriminantClassifier(), ci_split_digits["train"])
+    np.testing.assert_allclose(R[:, -1], task_accuracies(clf, ci_split_digits["test"],
                                                          scenario="task", task_labels=PAIRS))
     assert R[:, -1].mean() > learn_task_sequence(
-        GaussianDiscriminantClassifier(), digits["train"], digits["test"])[:, -1].mean()
+        GaussianDiscriminantClassifier(), ci_split_digits["train"],
+        ci_split_digits["test"])[:, -1].mean()
 
 
-def test_the_search_chooses_on_task_incremental_scores(digits):
+def test_the_search_chooses_on_task_incremental_scores(ci_split_digits):
     clf = FineTuningClassifier(learning_rate=0.1, n_epochs=3, random_state=0)
     search = SequenceGridSearch(clf, {"learning_rate": [0.1, 0.01]}, scenario="task",
                                 task_scoring="neg_log_loss")
-    search.fit(digits["train"], digits["validation"], task_labels=PAIRS)
+    search.fit(ci_split_digits["train"], ci_split_digits["validation"], task_labels=PAIRS)
     best = search.best_estimator_
     assert search.best_score_ == pytest.approx(final_average_accuracy(
-        best, digits["validation"], scenario="task", task_labels=PAIRS))
-    assert search.best_score_ > final_average_accuracy(best, digits["validation"]) + 0.3
-    expected = np.mean(task_scores(best, digits["validation"], "neg_log_loss",
+        best, ci_split_digits["validation"], scenario="task", task_labels=PAIRS))
+    assert search.best_score_ > final_average_accuracy(best, ci_split_digits["validation"]) + 0.3
+    expected = np.mean(task_scores(best, ci_split_digits["validation"], "neg_log_loss",
                                    scenario="task", task_labels=PAIRS))
     best_row = search.best_index_
     assert search.cv_results_["validation_neg_log_loss"][best_row] == pytest.approx(expected)
     with pytest.raises(ValueError, match="pass task_labels"):
-        SequenceGridSearch(clf, {}, scenario="task").fit(digits["train"], digits["validation"])
+        SequenceGridSearch(clf, {}, scenario="task").fit(ci_split_digits["train"],
+                                                         ci_split_digits["validation"])
     with pytest.raises(ValueError, match="scenario must be one of"):
-        SequenceGridSearch(clf, {}, scenario="all").fit(digits["train"], digits["validation"])
+        SequenceGridSearch(clf, {}, scenario="all").fit(ci_split_digits["train"],
+                                                        ci_split_digits["validation"])
 
 
 def test_reproduce_scores_a_task_incremental_column(monkeypatch):
@@ -185,7 +181,7 @@ def test_the_task_likelihood_is_the_softmax_over_the_tasks_logits():
     np.testing.assert_allclose(np.asarray(grad)[:, task], grad_restricted, rtol=1e-5, atol=1e-6)
 
 
-def test_masked_training_is_training_on_the_tasks_logits_alone(digits):
+def test_masked_training_is_training_on_the_tasks_logits_alone(ci_split_digits):
     """One task of classes {0, 1, 2} in a 4-class softmax regression trains
     those three columns exactly as a 3-class softmax regression started from
     them (Adam and the prior act coordinate by coordinate)."""
@@ -220,16 +216,16 @@ def test_masked_training_is_training_on_the_tasks_logits_alone(digits):
     assert np.abs(W4[:, 3] - W[:, 3]).max() > 0  # the prior alone moved column 3
 
 
-def test_task_incremental_training_keeps_the_old_tasks(digits):
+def test_task_incremental_training_keeps_the_old_tasks(ci_split_digits):
     def learned(scenario):
         clf = EWCClassifier(alpha=10, learning_rate=0.1, n_epochs=3, random_state=0,
                             scenario=scenario)
-        return _learned(clf, digits["train"][:3])
+        return _learned(clf, ci_split_digits["train"][:3])
 
     task, plain = learned("task"), learned("class")
     score = dict(scenario="task", task_labels=PAIRS[:3])
     # Trained task by task among its own classes, EWC keeps each pair apart.
-    test = digits["test"][:3]
+    test = ci_split_digits["test"][:3]
     assert final_average_accuracy(task, test, **score) > 0.95
     assert final_average_accuracy(task, test, **score) > final_average_accuracy(
         plain, test, **score) + 0.05
@@ -237,11 +233,11 @@ def test_task_incremental_training_keeps_the_old_tasks(digits):
     assert not np.allclose(task.importance_, plain.importance_)
 
 
-def test_task_incremental_training_compiles_once_for_every_task(digits):
+def test_task_incremental_training_compiles_once_for_every_task(ci_split_digits):
     from skcl._gradient import training
 
     clf = FineTuningClassifier(learning_rate=0.1, n_epochs=2, random_state=0, scenario="task")
-    tasks = [(X[:150], y[:150]) for X, y in digits["train"]]  # one padded size
+    tasks = [(X[:150], y[:150]) for X, y in ci_split_digits["train"]]  # one padded size
     clf.partial_fit(*tasks[0], classes=np.arange(10))
     compiled = training._minimize._cache_size()
     for X, y in tasks[1:]:
@@ -249,13 +245,13 @@ def test_task_incremental_training_compiles_once_for_every_task(digits):
     assert training._minimize._cache_size() == compiled
 
 
-def test_task_incremental_training_refuses_growing_classes(digits):
+def test_task_incremental_training_refuses_growing_classes(ci_split_digits):
     clf = FineTuningClassifier(scenario="task", grow_classes=True)
     with pytest.raises(ValueError, match="cannot be combined with grow_classes"):
-        clf.partial_fit(*digits["train"][0])
+        clf.partial_fit(*ci_split_digits["train"][0])
     assert not hasattr(clf, "theta_")
     with pytest.raises(ValueError, match="scenario"):
-        FineTuningClassifier(scenario="tasks").partial_fit(*digits["train"][0],
+        FineTuningClassifier(scenario="tasks").partial_fit(*ci_split_digits["train"][0],
                                                             classes=np.arange(10))
 
 
@@ -276,11 +272,11 @@ class _ProbaOnly:
         return self.model.predict(X)
 
 
-def test_task_probabilities_that_underflowed_are_ranked_by_the_decision_function(digits):
+def test_task_probabilities_that_underflowed_are_ranked_by_the_decision_function(ci_split_digits):
     # 8s and 9s, magnified, scored as the task of 0 and 1: some rows give
     # both a probability of exactly 0 (their logs -inf).
-    clf = _learned(GaussianDiscriminantClassifier(), digits["train"])
-    X, y = digits["test"][4]
+    clf = _learned(GaussianDiscriminantClassifier(), ci_split_digits["train"])
+    X, y = ci_split_digits["test"][4]
     task = [(100 * X, np.where(y == 8, 0, 1))]
     assert (clf.predict_proba(task[0][0])[:, :2] == 0).all(axis=1).any()
     view = _ProbaOnly(clf)
@@ -329,9 +325,9 @@ def test_the_scenario_columns_of_skcl_reproduce(shared_data_dir, monkeypatch):
     assert rows[0]["test"] > 60  # ten digits told apart within each task
 
 
-def test_a_hundred_classes_learn_without_a_warning(digits):
+def test_a_hundred_classes_learn_without_a_warning(ci_split_digits):
     # Permuted MNIST's class-incremental labels: 10 classes per task, 100 in all.
-    X, y = digits["train"][0]
+    X, y = ci_split_digits["train"][0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GaussianDiscriminantClassifier().partial_fit(X, y, classes=np.arange(100))

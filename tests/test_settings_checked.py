@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 from sklearn.base import clone
-from sklearn.datasets import load_iris
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skcl import (
@@ -25,12 +24,6 @@ from skcl import (
 )
 
 FAST = dict(n_epochs=5, batch_size=32, learning_rate=0.1, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def iris_xy():
-    X, y = load_iris(return_X_y=True)
-    return (X - X.mean(0)) / X.std(0), y
 
 
 @pytest.fixture(scope="module")

@@ -7,18 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_wine
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler
 
 from skcl import AQCClassifier, GaussianDiscriminantClassifier, LeastSquaresClassifier
-
-
-@pytest.fixture(scope="module")
-def wine():
-    return load_wine(return_X_y=True)
 
 
 def _gda_on_all(X, y, shrinkage, **kwargs):
@@ -29,8 +23,8 @@ def _gda_on_all(X, y, shrinkage, **kwargs):
 
 
 @pytest.mark.parametrize("shrinkage", [0.0, 0.1, 0.6])
-def test_decision_function_is_ldas_with_three_classes(wine, shrinkage):
-    X, y = wine
+def test_decision_function_is_ldas_with_three_classes(wine_xy, shrinkage):
+    X, y = wine_xy
     lda = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(X, y)
     gda = _gda_on_all(X, y, shrinkage)
     ours, theirs = gda.decision_function(X), lda.decision_function(X)
@@ -48,8 +42,8 @@ def test_decision_function_is_ldas_with_three_classes(wine, shrinkage):
 
 
 @pytest.mark.parametrize("shrinkage", [0.0, 0.3])
-def test_decision_function_with_two_classes_is_ldas_log_ratio(wine, shrinkage):
-    X, y = wine
+def test_decision_function_with_two_classes_is_ldas_log_ratio(wine_xy, shrinkage):
+    X, y = wine_xy
     X, y = X[y > 0], np.where(y[y > 0] == 1, "barbera", "grignolino")
     lda = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(X, y)
     gda = _gda_on_all(X, y, shrinkage)
@@ -62,8 +56,8 @@ def test_decision_function_with_two_classes_is_ldas_log_ratio(wine, shrinkage):
     np.testing.assert_array_equal(gda.classes_[(ours > 0).astype(int)], gda.predict(X))
 
 
-def test_decision_function_of_a_class_with_no_rows_yet(wine):
-    X, y = wine
+def test_decision_function_of_a_class_with_no_rows_yet(wine_xy):
+    X, y = wine_xy
     gda = GaussianDiscriminantClassifier(0.1, random_state=0).partial_fit(
         X[y < 2], y[y < 2], classes=[0, 1, 2]
     )
@@ -71,8 +65,8 @@ def test_decision_function_of_a_class_with_no_rows_yet(wine):
     assert np.all(scores[:, 2] == -np.inf) and np.all(np.isfinite(scores[:, :2]))
 
 
-def test_decision_function_checks_its_input(wine):
-    X, y = wine
+def test_decision_function_checks_its_input(wine_xy):
+    X, y = wine_xy
     with pytest.raises(NotFittedError):
         GaussianDiscriminantClassifier().decision_function(X)
     with pytest.raises(ValueError, match="features"):
@@ -82,8 +76,8 @@ def test_decision_function_checks_its_input(wine):
 # ------------------------------------------------------------------ labels
 
 
-def test_a_set_of_classes_is_refused_as_scikit_learn_refuses_it(wine):
-    X, y = wine
+def test_a_set_of_classes_is_refused_as_scikit_learn_refuses_it(wine_xy):
+    X, y = wine_xy
     # scikit-learn's partial_fit: "Expected array-like (array or non-string
     # sequence), got {0, 1, 2}". A set has no order, and classes_ has one.
     with pytest.raises(ValueError, match="array-like"):
@@ -107,8 +101,8 @@ def test_a_set_of_classes_is_refused_as_scikit_learn_refuses_it(wine):
     ("abc", "got str 'abc'"), (3, "got int 3"), ([[0, 1, 2]], "1-D"), ([], "empty"),
     ([0.5, 1.5, 2.5], "continuous"),
 ])
-def test_other_malformed_classes_get_a_clear_error(wine, classes, match):
-    X, y = wine
+def test_other_malformed_classes_get_a_clear_error(wine_xy, classes, match):
+    X, y = wine_xy
     with pytest.raises(ValueError, match=match):
         LeastSquaresClassifier().partial_fit(X, y, classes=classes)
 
@@ -132,12 +126,12 @@ def _label_kinds(y):
     LeastSquaresClassifier(grow_classes=True, random_state=0),
     AQCClassifier(n_epochs=2, random_state=0),
 ], ids=["least_squares", "gaussian", "grow_classes", "aqc"])
-def test_predict_returns_labels_in_their_own_dtype_like_logistic_regression(wine, kind,
+def test_predict_returns_labels_in_their_own_dtype_like_logistic_regression(wine_xy, kind,
                                                                          estimator):
     # scikit-learn is not of one mind: LogisticRegression (LabelEncoder,
     # np.unique) keeps an object dtype, SGDClassifier (unique_labels) turns
     # it into str. skcl keeps it, as LogisticRegression, SVC and the trees do.
-    X, y = wine
+    X, y = wine_xy
     X = StandardScaler().fit_transform(X)
     labels = _label_kinds(y)[kind]
     reference = LogisticRegression().fit(X, labels)

@@ -1,43 +1,24 @@
-"""The exact family: moments, held-out scores, and the classifiers built on them.
+"""The exact family's sums: moments, task moments, held-out rows, and the
+held-out scores computed from them.
 
 Every number is checked against an independent computation: a two-pass
-float64 mean and scatter, scikit-learn's LinearDiscriminantAnalysis and
-Ridge fitted on all the data, SciPy's Gaussian log-density summed over the
-held-out rows, and a brute-force ridge on them.
+float64 mean and scatter, SciPy's Gaussian log-density summed over the
+held-out rows, and a brute-force ridge on them. The classifiers built on
+them are tested in ``tests/test_exact_estimators.py``.
 """
 
-import pickle
 
 import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
-from sklearn.datasets import load_digits
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import Ridge
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact import moments
 from skcl._exact.gaussian import fit_gaussian, heldout_log_likelihood
 from skcl._exact.holdout import heldout_rows
 from skcl._exact.least_squares import class_targets, heldout_squared_error
 from skcl._exact.moments import coarsen, merge
 from skcl._exact.task import moments_of_rows
-from skcl.datasets import load_ci_split_iris, load_ci_split_wine
-from skcl.feature_extraction import RandomFeatures
-from skcl.metrics import final_average_accuracy
-
-EXACT = [
-    GaussianDiscriminantClassifier(random_state=0),
-    GaussianDiscriminantClassifier(covariance="per_class", random_state=0),
-    GaussianDiscriminantClassifier(components="task_class", random_state=0),
-    LeastSquaresClassifier(random_state=0),
-]
-
-
-@parametrize_with_checks([*EXACT, RandomFeatures(50, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def _two_pass(X, w=None):
@@ -256,179 +237,3 @@ def test_heldout_squared_error_is_a_brute_force_ridge_on_the_held_out_rows():
         ridge = Ridge(alpha=alpha).fit(X[~out], codes[y[~out]])
         brute = ((ridge.predict(X[out]) - codes[y[out]]) ** 2).sum(1).mean()
         np.testing.assert_allclose(error, brute, rtol=1e-8)
-
-
-# ------------------------------------------------------------ classifiers
-
-
-@pytest.fixture(scope="module")
-def wine():
-    return load_ci_split_wine()
-
-
-def _learn(estimator, tasks, classes):
-    for X, y in tasks:
-        estimator.partial_fit(X, y, classes=classes)
-    return estimator
-
-
-def _outputs(estimator, X):
-    if hasattr(estimator, "predict_proba"):
-        return estimator.predict_proba(X)
-    return estimator.decision_function(X)
-
-
-# One Gaussian per (task, class) depends on the split into tasks by definition.
-@pytest.mark.parametrize("estimator", [EXACT[0], EXACT[1], EXACT[3]], ids=str)
-def test_any_split_into_tasks_and_chunks_in_any_order_gives_the_one_fit(estimator, wine):
-    X = np.concatenate([X for X, _ in wine.train])
-    y = np.concatenate([y for _, y in wine.train])
-    X_test = np.concatenate([X for X, _ in wine.test])
-    whole = estimator.__class__(**estimator.get_params()).fit(X, y)
-    rng = np.random.default_rng(7)
-    for _ in range(3):
-        order = rng.permutation(len(X))
-        pieces = np.array_split(order, rng.integers(2, 9))
-        split = _learn(estimator.__class__(**estimator.get_params()),
-                       [(X[p], y[p]) for p in pieces], np.unique(y))
-        np.testing.assert_allclose(_outputs(split, X_test), _outputs(whole, X_test),
-                                   rtol=1e-8, atol=1e-8)
-
-
-def test_gaussian_equals_sklearn_lda_at_the_same_shrinkage(wine):
-    X = np.concatenate([X for X, _ in wine.train])
-    y = np.concatenate([y for _, y in wine.train])
-    X_test = np.concatenate([X for X, _ in wine.test])
-    for s in [0.001, 0.3, 1.0]:
-        ours = _learn(GaussianDiscriminantClassifier(s, validation_fraction=0),
-                      wine.train, wine.classes)
-        lda = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=s).fit(X, y)
-        np.testing.assert_allclose(ours.predict_proba(X_test), lda.predict_proba(X_test),
-                                   rtol=1e-8, atol=1e-10)
-
-
-def test_least_squares_equals_sklearn_ridge_on_class_targets(wine):
-    X = np.concatenate([X for X, _ in wine.train])
-    y = np.concatenate([y for _, y in wine.train])
-    X_test = np.concatenate([X for X, _ in wine.test])
-    w = np.random.default_rng(8).random(len(y))
-    for alpha in [1e-3, 10.0]:
-        ours = LeastSquaresClassifier(alpha, validation_fraction=0).fit(X, y, sample_weight=w)
-        ridge = Ridge(alpha=alpha).fit(X, np.eye(3)[y], sample_weight=w)
-        np.testing.assert_allclose(ours.decision_function(X_test), ridge.predict(X_test),
-                                   rtol=1e-8, atol=1e-8)
-    binary = y < 2
-    ours = LeastSquaresClassifier(1.0, validation_fraction=0).fit(X[binary], y[binary])
-    ridge = Ridge(alpha=1.0).fit(X[binary], 2.0 * y[binary] - 1)
-    np.testing.assert_allclose(ours.decision_function(X_test), ridge.predict(X_test), rtol=1e-8)
-
-
-@pytest.mark.parametrize("estimator", EXACT, ids=str)
-def test_declared_and_grown_classes_predict_identically(estimator, wine):
-    declared = _learn(estimator.__class__(**estimator.get_params()), wine.train, wine.classes)
-    grown = estimator.__class__(**{**estimator.get_params(), "grow_classes": True})
-    for X, y in wine.train:
-        grown.partial_fit(X, y)
-    X_test = np.concatenate([X for X, _ in wine.test])
-    np.testing.assert_array_equal(declared.predict(X_test), grown.predict(X_test))
-
-
-@pytest.mark.parametrize("load", [load_ci_split_iris, load_ci_split_wine], ids=["iris", "wine"])
-def test_gaussian_classes_at_their_defaults_keep_every_task(load):
-    data = load()
-    clf = _learn(GaussianDiscriminantClassifier(random_state=0), data.train, data.classes)
-    assert final_average_accuracy(clf, data.test) >= 0.9
-    assert clf.n_tasks_seen_ == len(data.train)
-    assert [r["task"] for r in clf.history_] == [1, 2, 3]
-
-
-def test_one_gaussian_per_task_and_label_on_a_domain_incremental_sequence():
-    # Split digits, domain-incremental: even vs odd, two digits per task.
-    X, digit = load_digits(return_X_y=True)
-    tasks = [np.isin(digit, [2 * t, 2 * t + 1]) for t in range(5)]
-    rng = np.random.default_rng(0)
-    test = rng.random(len(X)) < 0.3
-    scores = {}
-    for components in ["class", "task_class"]:
-        clf = GaussianDiscriminantClassifier(components=components, random_state=0)
-        for rows in tasks:
-            clf.partial_fit(X[rows & ~test], digit[rows & ~test] % 2, classes=[0, 1])
-        scores[components] = np.mean([clf.score(X[r & test], digit[r & test] % 2) for r in tasks])
-        assert clf.predict_proba(X[test]).shape == (test.sum(), 2)
-    assert scores["task_class"] >= 0.95
-    assert scores["task_class"] > scores["class"] + 0.03  # measured: 0.974 against 0.925
-
-
-@pytest.mark.parametrize("estimator", EXACT, ids=str)
-def test_a_rejected_task_changes_no_statistic(estimator, wine):
-    clf = _learn(estimator.__class__(**estimator.get_params()), wine.train[:2], wine.classes)
-    before = pickle.dumps(clf)
-    X, y = wine.train[2]
-    bad = X.copy()
-    bad[3, 2] = np.nan
-    for args in [(bad, y), (X[:, :5], y), (X, np.full(len(y), 7))]:
-        with pytest.raises(ValueError):
-            clf.partial_fit(*args)
-        assert pickle.dumps(clf) == before
-    clf.partial_fit(X, y)
-    assert pickle.loads(before).n_tasks_seen_ == 2 and clf.n_tasks_seen_ == 3
-
-
-@pytest.mark.parametrize("estimator", EXACT, ids=str)
-def test_pickled_mid_sequence_it_goes_on_as_if_never_stopped(estimator, wine):
-    straight = _learn(estimator.__class__(**estimator.get_params()), wine.train, wine.classes)
-    half = _learn(estimator.__class__(**estimator.get_params()), wine.train[:1], wine.classes)
-    resumed = _learn(pickle.loads(pickle.dumps(half)), wine.train[1:], wine.classes)
-    X_test = np.concatenate([X for X, _ in wine.test])
-    np.testing.assert_array_equal(_outputs(resumed, X_test), _outputs(straight, X_test))
-
-
-def test_a_covariance_that_changes_between_tasks_is_refused(wine):
-    clf = _learn(GaussianDiscriminantClassifier(), wine.train[:1], wine.classes)
-    clf.set_params(covariance="per_class")
-    with pytest.raises(ValueError, match="cannot change between tasks"):
-        clf.partial_fit(*wine.train[1])
-
-
-@pytest.mark.parametrize("estimator", [EXACT[0], EXACT[3]], ids=str)
-def test_a_dask_array_fit_equals_the_in_memory_fit(estimator, wine):
-    da = pytest.importorskip("dask.array")
-    X = np.concatenate([X for X, _ in wine.train])
-    y = np.concatenate([y for _, y in wine.train])
-    memory = estimator.__class__(**estimator.get_params()).fit(X, y)
-    lazy = estimator.__class__(**estimator.get_params()).fit(
-        da.from_array(X, chunks=(17, 7)), da.from_array(y, chunks=23)
-    )
-    X_test = np.concatenate([X for X, _ in wine.test])
-    np.testing.assert_allclose(_outputs(lazy, X_test), _outputs(memory, X_test),
-                               rtol=1e-9, atol=1e-9)
-    assert lazy.n_features_in_ == X.shape[1]
-    bad = X.copy()
-    bad[40, 0] = np.inf
-    with pytest.raises(ValueError, match="NaN or infinity"):
-        lazy.partial_fit(da.from_array(bad, chunks=(17, 13)), da.from_array(y, chunks=17))
-    np.testing.assert_allclose(_outputs(lazy, X_test), _outputs(memory, X_test),
-                               rtol=1e-9, atol=1e-9)
-
-
-# ---------------------------------------------------------- random features
-
-
-def test_random_cosine_features_approximate_the_rbf_kernel():
-    X = np.random.default_rng(9).standard_normal((30, 5))
-    gamma = 0.2
-    phi = RandomFeatures(20000, activation="cos", scale=np.sqrt(2 * gamma * 5), bias="uniform",
-                         dtype="float64", random_state=0).fit_transform(X)
-    kernel = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
-    np.testing.assert_allclose(phi @ phi.T * 2 / phi.shape[1], kernel, atol=0.03)
-
-
-def test_random_features_are_fixed_by_the_seed_and_take_their_shape():
-    X = load_ci_split_iris().train[0][0]
-    # With a numeric scale fit reads only X's number of features
-    # (scale="auto" also reads its centre and spread).
-    a = RandomFeatures(64, activation="relu", scale=1.0, random_state=1).fit(X)
-    b = RandomFeatures(64, activation="relu", scale=1.0, random_state=1).fit(X[:3])
-    np.testing.assert_array_equal(a.transform(X), b.transform(X))
-    assert a.transform(X).shape == (len(X), 64) and (a.transform(X) >= 0).all()
-    assert a.get_feature_names_out()[0] == "randomfeatures0"
