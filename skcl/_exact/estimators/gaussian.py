@@ -7,8 +7,7 @@ import numpy as np
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
-from .. import linalg as host_linalg
-from .. import solve_jax
+from ..backend import get_backend
 from ..base import ExactClassifier, choose
 from ..components import component_keys
 from ..domains import domain_log_likelihoods, fit_domains
@@ -21,7 +20,7 @@ from ..gaussian import (
     heldout_log_likelihood,
     oas_shrinkage,
 )
-from ..moments import class_group, coarsen, merge
+from ..moments import class_group, coarsen, merge, on_host
 from ..predictive import PREDICTIVES, class_log_joint, student_t_log_likelihoods
 
 __all__ = ["GaussianDiscriminantClassifier"]
@@ -241,13 +240,26 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
             self.task_scatters_ = [*(S * decay for S in self.task_scatters_), scatter]
         super()._commit(moments, heldout, classes_, task_scales, record)
 
-    def _component_key(self, everything):
+    def _component_key(self, everything, backend):
         """A (task, class) group's component, decided on the moments of every row."""
         if self.components == "class":
             return class_group
         if self.components == "task_class":
             return lambda key: key
-        return component_keys(everything, self._rows()).__getitem__
+        return component_keys(everything, self._rows(), backend).__getitem__
+
+    def _solve_backend(self, moments, heldout):
+        """The backend of the solve, and the moments there.
+
+        The device's for the shared covariance at a fixed or OAS shrinkage;
+        the held-out shrinkage and the per-class and per-domain covariances
+        are solved on the host from the moments sent there (explicitly).
+        """
+        backend = self._backend()
+        if backend.name == "numpy" or (self.covariance == "shared"
+                                       and self.shrinkage != "heldout"):
+            return backend, moments, heldout
+        return get_backend("numpy"), on_host(moments), on_host(heldout)
 
     def _rows(self):
         """The rows learned and not forgotten: what the components' test counts,
@@ -256,21 +268,23 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
 
     def _solve(self, moments, heldout):
         shared = self.covariance == "shared"
+        backend, moments, heldout = self._solve_backend(moments, heldout)
         everything = merge(moments, heldout)
-        key = self._component_key(everything)
+        key = self._component_key(everything, backend)
         components = coarsen(everything, key)
-        linalg = solve_jax if self._on_device() else host_linalg
         shrinkage, scores, target = self.shrinkage, None, None
         if shrinkage == "auto":
             # OAS of the pooled correlation (rows about their own
             # component's mean): every row, a closed form, nothing random.
             # Weights as copies of rows (scikit-learn's contract), unlike
             # the components' test.
-            shrinkage, target = oas_shrinkage(components.scatter, components.total)
+            shrinkage, target = oas_shrinkage(components.scatter, components.total,
+                                              backend=backend)
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0:
-                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared, linalg)
+                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared,
+                                                backend.linalg)
             shrinkage = choose(SHRINKAGE_GRID, scores, FALLBACK_SHRINKAGE, "max")
         domains = None
         if self.covariance == "per_domain":
@@ -280,11 +294,11 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
                     "is set from the first task. Call fit, or clone the estimator, to start "
                     "a new sequence.")
             components, domains = fit_domains(
-                everything, self.task_scatters_, key,
-                "auto" if self.shrinkage == "auto" else float(shrinkage), linalg,
+                everything, [backend.host(S) for S in self.task_scatters_], key,
+                "auto" if self.shrinkage == "auto" else float(shrinkage), backend,
                 float(self.domain_pooling))
             shared = True
-        fit = fit_gaussian(components, float(shrinkage), shared, target, linalg)
+        fit = fit_gaussian(components, float(shrinkage), shared, target, backend)
         labels = np.array(components.labels, dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
@@ -301,8 +315,10 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         if self.domain_gaussians_ is not None:
             scores = student_t_log_likelihoods if self.predictive == "student_t" else None
             joint = domain_log_likelihoods(self.domain_gaussians_, X, scores)
-        elif self.predictive == "student_t":
-            joint = student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
+        elif self.predictive == "student_t":  # the host's arithmetic (factors sent there)
+            fit = self.gaussians_
+            joint = student_t_log_likelihoods(fit._replace(factors=np.asarray(fit.factors)),
+                                              self.shrinkage_, X)
         else:
             joint = component_log_likelihoods(self.gaussians_, X)
         return class_log_joint(joint, self.component_classes_, self.classes_)
