@@ -491,5 +491,6 @@ def random_features_on_device(X, weights, bias, activation, block_values):
             m = len(block)
             if m < rows:
                 block = np.concatenate([block, np.zeros((rows - m, d), dtype=block.dtype)])
-            out[start:start + m] = np.asarray(kernel(block.astype(dtype, copy=False), W, b))[:m]
+            block = jax.device_put(block.astype(dtype, copy=False))
+            out[start:start + m] = np.asarray(kernel(block, W, b))[:m]
     return out
