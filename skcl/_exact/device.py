@@ -12,7 +12,7 @@ solve's scalars, least squares' band (O(D·width)) and D×K products, and
 the predictions' n×K scores. Nothing D×D comes back: the scatter, its
 merges, the shrunk covariance and its factor, the reflectors and the
 spectra stay on the device (``moments_.scatter`` is a JAX array there).
-The held-out hash is judged from the host's float64 rows, as on numpy.
+The held-out hash is judged from the host's float64 rows, as numpy's.
 
 Precision. Where the device multiplies float64 quickly (a CPU; data-centre
 GPUs such as the A100, H100, H200) every product is float64. Elsewhere
@@ -175,9 +175,14 @@ def check_device_memory(need, device, what):
         )
 
 
+def _padded(k, least=64):
+    """The next power of two ≥ k, at least ``least``."""
+    return max(least, 1 << (max(int(k), 1) - 1).bit_length())
+
+
 def bucket(k, step):
     """A padded row count, the next power of two ≥ k (64 to ``step``): few shapes to compile."""
-    return int(min(step, max(64, 1 << (int(k) - 1).bit_length())))
+    return int(min(step, _padded(k)))
 
 
 class DeviceBackend(Backend):
@@ -187,8 +192,7 @@ class DeviceBackend(Backend):
 
     @property
     def linalg(self):
-        """The module of the D×D factorisations (:mod:`.solve_jax`)."""
-        from . import solve_jax
+        from . import solve_jax  # the D×D factorisations on the device
 
         return solve_jax
 
@@ -216,7 +220,9 @@ class DeviceBackend(Backend):
 
     def add_gram(self, S, U, sign=1.0):
         if not isinstance(U, jax_module().Array):
-            U = self.put(np.asarray(U).reshape(-1, S.shape[-1]))
+            # Zero rows up to a power of two: one program for merges of 5 to 8 groups.
+            U = np.asarray(U, dtype=np.float64).reshape(-1, S.shape[-1])
+            U = self.put(np.concatenate([U, np.zeros((_padded(len(U), 8) - len(U), U.shape[1]))]))
         return solve_kernels()["add_gram"](S, U, self._scalar(sign))
 
     def add_diagonal(self, S, values):
@@ -271,7 +277,10 @@ class DeviceBackend(Backend):
 
     def squared_distances(self, factor, triangular, X, means):
         kernel = solve_kernels()["distances" if triangular else "whitened_distances"]
-        return np.asarray(kernel(factor, self.put(X), self.put(means)))
+        # Means padded to a power of two: one program as classes grow from 5 to 8.
+        g = len(means)
+        padded = np.concatenate([means, np.zeros((_padded(g, 8) - g, means.shape[1]))])
+        return np.asarray(kernel(factor, self.put(X), self.put(padded)))[:, :g]
 
     def rows(self, references, per_group_scatter, step, rule, itemsize=8, precision="auto"):
         return DeviceRows(self, references, per_group_scatter, step, rule, itemsize, precision)
@@ -280,11 +289,9 @@ class DeviceBackend(Backend):
 class DeviceRows:
     """The chunk loop's row operations on the device (those of :class:`~.task.HostRows`).
 
-    Each chunk goes to the device once, padded to one shape (zero weight:
-    the padding adds nothing) so that one program serves every chunk; the
-    rows a held-out split or a group selects are gathered there, padded to
-    a :func:`bucket`. The held-out rows' products are added at once (the
-    host batches them into larger products; the device needs no batching).
+    Each chunk goes to the device once, padded with zero-weight rows to a
+    power of two; the rows a held-out split or a group selects are gathered
+    there, padded to a :func:`bucket`, and the held-out ones added at once.
 
     Raises
     ------
@@ -293,8 +300,7 @@ class DeviceRows:
         :func:`device_memory_available`.
     """
 
-    #: One thread feeds the device (the host's loop shares chunks among cores).
-    parallel = False
+    parallel = False  # one thread feeds the device
 
     def __init__(self, backend, references, per_group_scatter, step, rule, itemsize,
                  precision):
@@ -302,17 +308,18 @@ class DeviceRows:
         self.precision = _resolve_precision(precision, device)
         n_groups, d = references.shape
         check_device_memory(
-            device_moments_bytes(d, n_groups, chunk_rows=step,
+            device_moments_bytes(d, n_groups, chunk_rows=_padded(step),
                                  per_group_scatter=per_group_scatter, heldout=rule is not None,
                                  precision=self.precision, itemsize=itemsize),
             device, f"The update of {d} features")
-        self.backend, self.step, self.per_group_scatter = backend, int(step), per_group_scatter
+        # Chunks padded to a power of two: tasks of 257 to 512 rows share one program.
+        self.backend, self.step, self.per_group_scatter = backend, _padded(step), per_group_scatter
         self.n_groups, self.d = n_groups, d
         self.kernels = moment_kernels(self.precision)
         self.references = references
         self._R = None  # r_g on the device, sent with the first chunk
 
-    def for_worker(self):
+    def for_worker(self):  # one thread feeds the device
         return self
 
     def sums(self):
@@ -369,7 +376,7 @@ class DeviceRows:
 
 
 class _DeviceHeld:
-    """The held-out rows of each chunk, gathered on the device and added to ``held``."""
+    """Each chunk's held-out rows, gathered on the device and added to ``held``."""
 
     def __init__(self, rows, held):
         self.rows, self.held = rows, held
@@ -384,9 +391,8 @@ class _DeviceHeld:
 
 
 class DeviceShiftedSums:
-    """:class:`~.moments.ShiftedSums` whose sums t_g and products S live on the device.
+    """:class:`~.moments.ShiftedSums` whose t_g and S live on the device (n_g on the host).
 
-    The counts n_g are the host's (from the host's groups and weights).
     Rows come padded (zero rows past ``len(groups)``): the pooled product
     takes them all, each group's product gathers its own.
     """
@@ -450,10 +456,8 @@ class DeviceShiftedSums:
 def random_features_on_device(X, weights, bias, activation, block_values):
     """g(XW + b) computed on JAX's default device, a block of rows at a time.
 
-    W and b go to the device once; blocks of rows (sparse ones made dense
-    a block at a time, on the host) go there padded to one shape, so one
-    kernel is compiled. The product is in W's dtype at full precision (no
-    TF32), float64 inside a scoped 64-bit mode.
+    W and b go to the device once, blocks of rows (sparse ones made dense on
+    the host) padded to one shape (one program); W's dtype at full precision.
 
     Parameters
     ----------

@@ -5,12 +5,18 @@ these ``jax.jit`` programs: the arrays come in already on the device (sent
 by ``jax.device_put``, the one explicit transfer), and constants (zeros, an
 identity, an index) are part of the compiled program, not arrays sent with
 each call. JAX compiles a program once per shape and dtype of its inputs
-and keeps it for the process: the update's programs for each chunk's shape
-(the chunk is padded to one shape, and the rows a held-out split or a
-group selects to the next power of two, :func:`~.device.bucket`), the
-solve's for each D (and K or G), the prediction's for each number of
-rows. A new D, a new number of classes, or a batch of a new size compiles;
-the next task or call of the same shapes reuses what was compiled.
+and keeps it for the process, so shapes are kept few: a chunk of rows is
+padded (zero weight) to the next power of two, so that tasks of 257 to
+512 rows share the update's programs; the rows a held-out split or a group
+selects, a merge's shifts and the Gaussian's means are padded the same
+way. What compiles anew: a new D, a task of more rows than the last power
+of two, a number of classes past a power of two (the Gaussian's
+components), and each new number of rows to predict (the scores' programs
+take the rows as they come). Measured on CI Split digits with
+``backend="jax"`` (JAX's CPU device): the Gaussian's first task compiles
+11 programs, the next ones 0 to 2 (its components pass 8); least
+squares' first 6, the next ones none; a second model of the same shapes
+none.
 Everything here is float64 but for the float32 products of the
 ``"float32"`` scheme (:mod:`.device`), run inside JAX's scoped 64-bit mode.
 """
