@@ -134,6 +134,20 @@ def test_both_backends_agree_on_2000_random_features_of_mnist(shared_data_dir):
         assert models[0].score(X_test, y_test) > 0.8
 
 
+@pytest.mark.parametrize("estimator", [GaussianDiscriminantClassifier,
+                                       LeastSquaresClassifier])
+def test_a_dask_array_keeps_the_backend_chosen(estimator):
+    # Each block's sums on the device (in Dask's worker threads), merged there.
+    da = pytest.importorskip("dask.array")
+    data = load_ci_split_digits()
+    X, y = _stacked(data.train)
+    X_test, _ = _stacked(data.test)
+    lazy = estimator(backend="jax").fit(da.from_array(X, chunks=(150, 64)),
+                                        da.from_array(y, chunks=150))
+    assert lazy.backend_ == "jax" and isinstance(lazy.moments_.scatter, jax.Array)
+    _assert_same_model(lazy, estimator(backend="numpy").fit(X, y), X_test)
+
+
 def test_auto_never_imports_jax_for_a_numpy_fit():
     code = (
         "import sys\n"

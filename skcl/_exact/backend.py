@@ -68,19 +68,24 @@ def resolve_backend(backend):
     return "numpy" if jax.default_backend() == "cpu" else "jax"
 
 
-@functools.cache
 def get_backend(name):
-    """The :class:`Backend` that ``name`` (``backend`` resolved) stands for: one object per name.
+    """The :class:`Backend` that ``name`` stands for: one object per resolved name.
 
     Parameters
     ----------
     name : {"numpy", "jax", "auto"}
+        "auto" is resolved now (:func:`resolve_backend`).
 
     Returns
     -------
     Backend
     """
-    if resolve_backend(name) == "jax":
+    return _backend_named(resolve_backend(name))
+
+
+@functools.cache
+def _backend_named(name):
+    if name == "jax":
         from .device import DeviceBackend
 
         return DeviceBackend()
@@ -130,12 +135,6 @@ class Backend:
 
     def zeros(self, shape):
         return np.zeros(shape)
-
-    def gram(self, A):
-        """AᵀA."""
-        from .moments import gram
-
-        return gram(A)
 
     def add_gram(self, S, U, sign=1.0):
         """S + sign·UᵀU for host rows U of shape (k, D), in one new array (S is not changed)."""

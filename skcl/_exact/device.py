@@ -204,83 +204,83 @@ class DeviceBackend(Backend):
         array = np.asarray(array)
         if array.dtype.kind not in "biu":
             array = np.asarray(array, dtype=np.float64)
-        return jax_module().device_put(array)
+        with self.scope():  # float64 stays float64, on any thread (Dask's too)
+            return jax_module().device_put(array)
 
     def _scalar(self, value):
-        return jax_module().device_put(np.float64(value))
+        return self.put(np.float64(value))
 
-    def zeros(self, shape):
-        d = shape[-1]
-        if len(shape) == 2 and shape[0] == d:
-            return solve_kernels()["zeros"](d)  # made on the device: nothing sent
-        return self.put(np.zeros(shape))
+    def _run(self, program, *arrays):  # a program of solve_kernels, in 64-bit mode
+        with self.scope():
+            return solve_kernels()[program](*arrays)
 
-    def gram(self, A):
-        return self.add_gram(solve_kernels()["zeros"](A.shape[1]), A)
+    def zeros(self, shape):  # D×D made on the device: nothing sent
+        square = len(shape) == 2 and shape[0] == shape[1]
+        return self._run("zeros", shape[0]) if square else self.put(np.zeros(shape))
 
     def add_gram(self, S, U, sign=1.0):
         if not isinstance(U, jax_module().Array):
             # Zero rows up to a power of two: one program for merges of 5 to 8 groups.
             U = np.asarray(U, dtype=np.float64).reshape(-1, S.shape[-1])
             U = self.put(np.concatenate([U, np.zeros((_padded(len(U), 8) - len(U), U.shape[1]))]))
-        return solve_kernels()["add_gram"](S, U, self._scalar(sign))
+        return self._run("add_gram", S, U, self._scalar(sign))
 
     def add_diagonal(self, S, values):
         values = np.broadcast_to(np.asarray(values, dtype=np.float64), (S.shape[0],))
-        return solve_kernels()["add_diagonal"](S, self.put(values))
+        return self._run("add_diagonal", S, self.put(values))
 
     def scale(self, S, factor):
-        return solve_kernels()["scale"](S, self._scalar(factor))
+        return self._run("scale", S, self._scalar(factor))
 
     def trace(self, S):
-        return float(solve_kernels()["trace"](S))
+        return float(self._run("trace", S))
 
     def diagonal(self, S):
-        return np.array(solve_kernels()["diagonal"](S))
+        return np.array(self._run("diagonal", S))
 
     def all_finite(self, array):
-        return bool(solve_kernels()["all_finite"](array))
+        return bool(self._run("all_finite", array))
 
     def stack(self, arrays, shape):
         if not len(arrays):
             return self.put(np.zeros((0, *shape[1:])))
-        return solve_kernels()["stack"](*arrays)
+        return self._run("stack", *arrays)
 
     def sum_first(self, arrays):
-        return solve_kernels()["sum_first"](arrays)
+        return self._run("sum_first", arrays)
 
     def projected(self, S, P):
-        return np.asarray(solve_kernels()["projected"](S, self.put(P)))
+        return np.asarray(self._run("projected", S, self.put(P)))
 
     def row_products(self, X, coef):
-        return np.asarray(solve_kernels()["matmul"](self.put(X), self.put(coef)))
+        return np.asarray(self._run("matmul", self.put(X), self.put(coef)))
 
     def shrunk(self, S, n, shrinkage, target):
-        return solve_kernels()["shrunk"](S, self._scalar((1 - shrinkage) / n),
+        return self._run("shrunk", S, self._scalar((1 - shrinkage) / n),
                                          self.put(shrinkage * np.asarray(target)))
 
     def correlation_sums(self, scatter, inverse_sigma, rows):
-        squares, trace = solve_kernels()["correlation_sums"](scatter, self.put(inverse_sigma))
+        squares, trace = self._run("correlation_sums", scatter, self.put(inverse_sigma))
         return float(squares), float(trace)
 
     def log_det_of_factor(self, L):
-        return float(solve_kernels()["log_det_of_factor"](L))
+        return float(self._run("log_det_of_factor", L))
 
     def triangular_solve(self, L, X):
-        return np.asarray(solve_kernels()["triangular_solve"](L, self.put(np.atleast_2d(X))))
+        return np.asarray(self._run("triangular_solve", L, self.put(np.atleast_2d(X))))
 
     def whiten_rows(self, X, W):
-        return np.asarray(solve_kernels()["matmul"](self.put(np.atleast_2d(X)), W))
+        return np.asarray(self._run("matmul", self.put(np.atleast_2d(X)), W))
 
     def scale_columns(self, V, factors):
-        return solve_kernels()["scale_columns"](V, self.put(factors))
+        return self._run("scale_columns", V, self.put(factors))
 
     def squared_distances(self, factor, triangular, X, means):
-        kernel = solve_kernels()["distances" if triangular else "whitened_distances"]
         # Means padded to a power of two: one program as classes grow from 5 to 8.
         g = len(means)
         padded = np.concatenate([means, np.zeros((_padded(g, 8) - g, means.shape[1]))])
-        return np.asarray(kernel(factor, self.put(X), self.put(padded)))[:, :g]
+        return np.asarray(self._run("distances" if triangular else "whitened_distances",
+                                    factor, self.put(X), self.put(padded)))[:, :g]
 
     def rows(self, references, per_group_scatter, step, rule, itemsize=8, precision="auto"):
         return DeviceRows(self, references, per_group_scatter, step, rule, itemsize, precision)
