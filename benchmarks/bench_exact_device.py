@@ -1,37 +1,54 @@
-"""The statistics update on JAX's device against the same-FLOP device product, and its error.
+"""The exact family on JAX's device: end to end against its floor; the update's cost and error.
 
-1. Ratio. A task's update on the device
-   (``task_moments(..., backend="jax")``: chunks sent to the device, shifted
-   by their class's reference and weighted there, their products AᵀA added
-   into D×D sums kept there) costs the n·D² multiply-adds of ``X.T @ X`` on
-   the device (JAX, float64 in a scoped 64-bit mode) on the same rows,
-   already on the device. Both are timed in the same run, interleaved,
-   ``--repeats`` times (median of each); the ratio is the update's
-   overhead: transfers, the shift, the per-chunk dispatch. Rows arrive as
-   float32 (what RandomFeatures gives). On a machine without an
-   accelerator JAX's device is the CPU, whose product is no faster than
-   numpy's; the numpy update is timed beside it.
+0. End to end (the default): CI Split MNIST pixels / 255 →
+   ``RandomFeatures(M, random_state=0)`` → the exact classifier at its
+   defaults, ``backend="jax"`` for both steps, learned task by task
+   (``partial_fit``) on all 60,000 training images (each task's training
+   and validation rows), then the 10,000 test images predicted (FAA, the
+   mean of the five tasks' accuracies). Each (model, M) runs in a fresh
+   process, so its compilations are its own: JAX's compile time
+   (``jax.monitoring``'s trace, lowering and backend-compile durations)
+   is summed and reported apart, and ``e2e − compile`` is set against
+   the device's floor measured in the same process after the model is
+   dropped: the float64 product ΦᵀΦ of n × M rows on the device (random
+   rows made there, a task's 12,000 at a time, each block's product added
+   into one M × M sum) plus a Cholesky of that sum, both compiled before
+   they are timed. ``--quick`` runs small M on a slice of the rows (on a
+   CPU, to check that the command works); ``--backend numpy`` gives the
+   host's accuracy at the same M.
 
-2. Error of the float32 scheme (float32 products of shifted blocks of
-   ``FLOAT32_ROWS`` rows, merged in float64: what consumer GPUs run)
-   against the float64 numpy sums, on real data: CI Split MNIST's first
-   task, pixels → StandardScaler → RandomFeatures(M). Max |ΔW| / max |W|
-   over the pooled scatter, and the largest relative error of a diagonal
-   entry (each feature's own scatter); and the same for float64 on the
-   device.
+1. Ratio (``--update-ratio``). A task's update on the device
+   (``task_moments(..., backend="jax")``) against ``X.T @ X`` in float64
+   on the same rows already on the device, interleaved, ``--repeats``
+   times (median of each); rows arrive as float32.
+
+2. Error of the float32 scheme (``--error-features``; float32 products of
+   shifted blocks of ``FLOAT32_ROWS`` rows, merged in float64: what
+   consumer GPUs run) against the float64 numpy sums on CI Split MNIST's
+   first task, pixels → StandardScaler → RandomFeatures(M).
 
 Run::
 
-    PYTHONPATH=. SKCL_DATA_DIR=../shared/data python benchmarks/bench_exact_device.py
-    PYTHONPATH=. python benchmarks/bench_exact_device.py --rows 20000 --features 1000 2000
+    # on a GPU: M = 15,000, 25,000 and 50,000, both classifiers
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/bench_exact_device.py
+    # on a CPU, to check that it works (a few minutes)
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/bench_exact_device.py --quick
+    PYTHONPATH=. python benchmarks/bench_exact_device.py --update-ratio --features 1000 2000
 """
 
 import argparse
+import json
 import os
 import platform
+import subprocess
+import sys
 import time
 
 import numpy as np
+
+MODELS = ("gaussian", "least-squares")
+# Rows per block of the floor's product (a task's).
+FLOOR_BLOCK_ROWS = 12_000
 
 
 def _median_time(fn, repeats):
@@ -116,34 +133,166 @@ def error_table(features, data_dir):
     return out
 
 
+def _tasks(data_dir, rows=None, test_rows=None):
+    """CI Split MNIST's tasks as flat uint8 pixels (training and validation rows together)."""
+    from skcl.datasets import load_ci_split_mnist
+
+    data = load_ci_split_mnist(data_dir)
+
+    def flat(X, keep):
+        return X[:keep].reshape(len(X[:keep]), -1)
+
+    train = [(np.vstack([flat(X, rows), flat(Xv, rows)]), np.concatenate([y[:rows], yv[:rows]]))
+             for (X, y), (Xv, yv) in zip(data.train, data.validation)]
+    test = [(flat(X, test_rows), y[:test_rows]) for X, y in data.test]
+    return train, test, data.classes
+
+
+def _device_floor(n, m):
+    """Seconds of the float64 ΦᵀΦ of n × m rows on JAX's device, and of a Cholesky of it."""
+    import jax
+    import jax.numpy as jnp
+
+    with jax.enable_x64(True):
+        highest = jax.lax.Precision.HIGHEST
+        block = jax.jit(lambda key, rows: jax.random.normal(key, (rows, m)),
+                        static_argnums=1)
+        add = jax.jit(lambda S, A: S + jnp.matmul(A.T, A, precision=highest), donate_argnums=0)
+        chol = jax.jit(lambda S: jnp.linalg.cholesky(S + n * jnp.eye(m)))
+        sizes = [min(FLOOR_BLOCK_ROWS, n - start) for start in range(0, n, FLOOR_BLOCK_ROWS)]
+        blocks = [block(jax.random.PRNGKey(i), r) for i, r in enumerate(sizes)]
+        S = add(jnp.zeros((m, m)), blocks[0])  # compiled, and warm
+        chol(S).block_until_ready()
+        S = jnp.zeros((m, m)).block_until_ready()
+        tic = time.perf_counter()
+        for A in blocks:
+            S = add(S, A)
+        S.block_until_ready()
+        product = time.perf_counter() - tic
+        del blocks
+        tic = time.perf_counter()
+        chol(S).block_until_ready()
+        return product, time.perf_counter() - tic
+
+
+def end_to_end(model, m, backend, data_dir, rows=None, test_rows=None):
+    """One configuration in this process: its figures (a dict)."""
+    compile_seconds = [0.0]
+    if backend == "jax":
+        import jax
+
+        def listen(event, seconds, **_):
+            if event.startswith("/jax/core/compile/"):
+                compile_seconds[0] += seconds
+
+        jax.monitoring.register_event_duration_secs_listener(listen)
+    from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
+    from skcl.feature_extraction import RandomFeatures
+    from skcl.pipeline import make_pipeline
+
+    train, test, classes = _tasks(data_dir, rows, test_rows)
+    n = sum(len(y) for _, y in train)
+    head = (GaussianDiscriminantClassifier if model == "gaussian"
+            else LeastSquaresClassifier)(backend=backend)
+    pipe = make_pipeline(RandomFeatures(m, random_state=0, backend=backend), head)
+    tic = time.perf_counter()
+    for X, y in train:
+        pipe.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
+    update = time.perf_counter() - tic
+    accuracy = 100 * float(np.mean([np.mean(pipe.predict(X.astype(np.float32) / 255) == y)
+                                    for X, y in test]))
+    result = {"model": model, "M": m, "rows": n, "backend": backend, "accuracy": accuracy,
+              "time_s": time.perf_counter() - tic, "update_s": update,
+              "solve_s": head.solve_time_, "compile_s": compile_seconds[0]}
+    if backend == "jax":
+        import jax
+
+        device = jax.devices()[0]
+        result["device"] = str(getattr(device, "device_kind", device.platform))
+        stats = device.memory_stats() if device.platform != "cpu" else None
+        result["peak_gb"] = (stats or {}).get("peak_bytes_in_use", float("nan")) / 2**30
+        del pipe, head
+        result["floor"] = _device_floor(n, m)
+    return result
+
+
+def end_to_end_table(args):
+    print(f"{'model':<14} {'M':>6} {'rows':>6} {'FAA %':>6} {'e2e s':>8} {'compile':>8} "
+          f"{'update':>8} {'solve':>7} {'floor s':>8} {'(ΦᵀΦ':>7} {'chol)':>6} "
+          f"{'× floor':>8} {'peak GB':>7}")
+    for m in args.components:
+        for model in args.models:
+            command = [sys.executable, __file__, "--one", model, str(m), "--backend",
+                       args.backend, *(["--data-dir", args.data_dir] if args.data_dir else []),
+                       *(["--rows", str(args.rows)] if args.rows else []),
+                       *(["--test-rows", str(args.test_rows)] if args.test_rows else [])]
+            out = subprocess.run(command, capture_output=True, text=True)
+            if out.returncode:  # a child killed (out of memory, a signal) says little
+                why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+                print(f"{model:<14} {m:>6} failed: {why}", flush=True)
+                continue
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            product, chol = r.get("floor", (np.nan, np.nan))
+            floor = product + chol
+            print(f"{model:<14} {m:>6} {r['rows']:>6} {r['accuracy']:>6.2f} {r['time_s']:>8.1f} "
+                  f"{r['compile_s']:>8.1f} {r['update_s']:>8.1f} {r['solve_s']:>7.1f} "
+                  f"{floor:>8.2f} {product:>7.2f} {chol:>6.2f} "
+                  f"{(r['time_s'] - r['compile_s']) / floor:>8.1f} "
+                  f"{r.get('peak_gb', np.nan):>7.1f}",
+                  flush=True)
+    print("\n× floor = (e2e − compile) / floor; e2e: the features, five updates, the solve and "
+          "the test predictions")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--components", type=int, nargs="+", default=[15000, 25000, 50000],
+                        help="M of the end-to-end table")
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--backend", choices=["jax", "numpy"], default="jax")
+    parser.add_argument("--quick", action="store_true",
+                        help="M = 300 and 1,000 on 1,000 rows a task (a CPU check)")
+    parser.add_argument("--rows", type=int, help="training (and validation) rows a task")
+    parser.add_argument("--test-rows", type=int, help="test rows a task")
+    parser.add_argument("--one", nargs=2, metavar=("MODEL", "M"), help=argparse.SUPPRESS)
+    parser.add_argument("--update-ratio", action="store_true")
+    parser.add_argument("--rows-ratio", type=int, default=20000)
     parser.add_argument("--features", type=int, nargs="+", default=[1000, 2000])
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--fraction", type=float, default=0.0)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--error-features", type=int, nargs="*", default=[2000])
+    parser.add_argument("--error-features", type=int, nargs="*", default=[])
     parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
     args = parser.parse_args()
+    if args.quick:
+        args.components, args.rows, args.test_rows = [300, 1000], 500, 500
+    if args.one:
+        print(json.dumps(end_to_end(args.one[0], int(args.one[1]), args.backend, args.data_dir,
+                                    args.rows, args.test_rows)))
+        return
 
-    import jax
     import sklearn
 
-    device = jax.devices()[0]
-    print(f"# JAX {jax.__version__} on {device.platform} ({device.device_kind}), numpy "
-          f"{np.__version__}, scikit-learn {sklearn.__version__}, {os.cpu_count()} CPUs "
-          f"({platform.processor() or platform.machine()}), load average "
+    # Asked of a child: JAX here would take the device's memory from the runs.
+    device = subprocess.run([sys.executable, "-c", "import jax; d = jax.devices()[0]; print("
+                             "jax.__version__, 'on', d.platform, d.device_kind)"],
+                            capture_output=True, text=True).stdout.strip()
+    print(f"# JAX {device}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
+          f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), load average "
           f"{os.getloadavg()[0]:.1f} at the start")
-    print(f"\n## Update on the device vs the device product XᵀX (float64), n = {args.rows}, "
-          f"{args.classes} classes, held out {args.fraction}, median of {args.repeats}\n")
-    print(f"{'D':>6} {'XᵀX (s)':>9} {'f64 update':>11} {'ratio':>6} {'f32 update':>11} "
-          f"{'ratio':>6} {'numpy (s)':>10}")
-    for d, med in ratio_table(args.rows, args.features, args.classes, args.repeats,
-                              args.fraction):
-        print(f"{d:>6} {med['product']:>9.3f} {med['float64']:>11.3f} "
-              f"{med['float64'] / med['product']:>6.2f} {med['float32']:>11.3f} "
-              f"{med['float32'] / med['product']:>6.2f} {med['numpy']:>10.3f}")
+    if not (args.update_ratio or args.error_features):
+        end_to_end_table(args)
+    if args.update_ratio:
+        print(f"\n## Update on the device vs the device product XᵀX (float64), "
+              f"n = {args.rows_ratio}, {args.classes} classes, held out {args.fraction}, "
+              f"median of {args.repeats}\n")
+        print(f"{'D':>6} {'XᵀX (s)':>9} {'f64 update':>11} {'ratio':>6} {'f32 update':>11} "
+              f"{'ratio':>6} {'numpy (s)':>10}")
+        for d, med in ratio_table(args.rows_ratio, args.features, args.classes, args.repeats,
+                                  args.fraction):
+            print(f"{d:>6} {med['product']:>9.3f} {med['float64']:>11.3f} "
+                  f"{med['float64'] / med['product']:>6.2f} {med['float32']:>11.3f} "
+                  f"{med['float32'] / med['product']:>6.2f} {med['numpy']:>10.3f}")
     if args.error_features and args.data_dir:
         print("\n## Error against the float64 numpy sums: CI Split MNIST task 1, pixels → "
               "StandardScaler → RandomFeatures(M)\n")

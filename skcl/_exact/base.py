@@ -4,8 +4,7 @@ What the Gaussian and the least-squares classifiers share: the task's
 moments (learned rows, and held-out rows for the "heldout" rules), the
 lazy solve that turns them into fitted attributes at their first use, the
 predictions written once from one log joint, the backend choice and the
-bookkeeping of tasks. numpy only, but for the solve on a JAX device
-(``backend``).
+bookkeeping of tasks, on the backend chosen per task (:mod:`.backend`).
 """
 
 
@@ -21,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._sequential import BaseSequentialClassifier
 from .._utils.logging import show_skcl_logs
 from .._utils.validation import Interval, StrOptions, is_dask_array
-from .backend import BACKENDS, resolve_backend
+from .backend import BACKENDS, get_backend, resolve_backend
 from .forgetting import scaled
 from .moments import empty_moments, merge
 from .predictive import log_normalise
@@ -174,7 +173,8 @@ class ExactClassifier(BaseSequentialClassifier):
         self._check_params()  # set_params may have changed them since partial_fit
         self._check_same_structure()
         tic = time.perf_counter()
-        fitted = self._solve(self.moments_, self.heldout_moments_)
+        with self._backend().scope():
+            fitted = self._solve(self.moments_, self.heldout_moments_)
         for name, value in fitted.items():
             setattr(self, name, value)
         setattr(self, _DERIVED, {})
@@ -209,9 +209,9 @@ class ExactClassifier(BaseSequentialClassifier):
         tags.non_deterministic = self._holds_out() and self.random_state is None
         return tags
 
-    def _on_device(self):
-        """Whether the solve runs through JAX (``backend_``, chosen by the last task)."""
-        return self.backend_ == "jax"
+    def _backend(self):
+        """``backend_``'s :class:`~.backend.Backend`: the update's, solve's and predictions'."""
+        return get_backend(getattr(self, "backend_", "numpy"))
 
     def _holds_out(self):
         """Whether the rule in use needs held-out rows."""
@@ -255,19 +255,19 @@ class ExactClassifier(BaseSequentialClassifier):
         self.backend_ = resolve_backend(self.backend)
         # Grown classes are kept with the moments, in one step (_commit).
         classes = self.classes_ if grown is None else grown
-        learned, held = self._task_moments(X, y, sample_weight, classes)
-        # decay: the rows learned so far weigh λ times what they did (one
-        # factor per call), so call t's rows weigh λ^(calls after t).
-        decay = float(getattr(self, "decay", 1.0))
-        moments = merge(scaled(self.moments_, decay), learned)
-        heldout = merge(scaled(self.heldout_moments_, decay), held)
+        with self._backend().scope():
+            learned, held = self._task_moments(X, y, sample_weight, classes)
+            decay = float(getattr(self, "decay", 1.0))  # earlier rows weigh λ^(calls after)
+            moments = merge(scaled(self.moments_, decay), learned)
+            heldout = merge(scaled(self.heldout_moments_, decay), held)
         if moments.total + heldout.total <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
         scales = [*(s * decay for s in self._task_scales), 1.0]
-        self._commit(moments, heldout, classes, scales, {
-            "task": self.n_tasks_seen_ + 1, "n_samples": int(X.shape[0]),
-            "n_heldout": float(held.total), "time": time.perf_counter() - tic,
-        })
+        with self._backend().scope():  # a subclass's own sums decay in float64 too
+            self._commit(moments, heldout, classes, scales, {
+                "task": self.n_tasks_seen_ + 1, "n_samples": int(X.shape[0]),
+                "n_heldout": float(held.total), "time": time.perf_counter() - tic,
+            })
 
     def _start_sequence(self):
         """Empty moments and task count for the sequence's first task."""
@@ -298,13 +298,13 @@ class ExactClassifier(BaseSequentialClassifier):
         """
         keys = [(self.n_tasks_seen_, label) for label in classes_.tolist()]
         fraction = float(self.validation_fraction) if self._holds_out() else 0.0
+        # The backend chosen, for a Dask array's blocks too (a worker's device).
         options = dict(fraction=fraction, seed=self._holdout_seed,
-                       per_group_scatter=self._per_group_scatter)
+                       per_group_scatter=self._per_group_scatter, backend=self.backend_)
         if is_dask_array(X):
             groups = y.map_blocks(lambda block: np.searchsorted(classes_, block), dtype=np.intp)
             return dask_task_moments(X, groups, sample_weight, keys, **options)
-        return task_moments(X, np.searchsorted(classes_, y), sample_weight, keys,
-                            backend=self.backend_, **options)
+        return task_moments(X, np.searchsorted(classes_, y), sample_weight, keys, **options)
 
     def _commit(self, moments, heldout, classes_, task_scales, record):
         """Keep the merged moments, the classes, each call's weight factor (decay)
@@ -391,6 +391,12 @@ class ExactClassifier(BaseSequentialClassifier):
         self._check_prediction_params()
         return validate_data(self, X, reset=False, dtype=self._input_dtypes)
 
+    def _scored(self, X, columns):
+        """A snapshot (:meth:`_snapshot`) and ``columns(snapshot, checked X)``, on its backend."""
+        view = self._snapshot()
+        with type(self)._backend(view).scope():
+            return view, answerable(columns(view, type(self)._check_X(view, X)))
+
     def decision_function(self, X):
         """The scores ``predict`` takes the highest of.
 
@@ -408,8 +414,7 @@ class ExactClassifier(BaseSequentialClassifier):
         ndarray of shape (n_samples,) with two classes (positive means
         ``classes_[1]``) or one score, else (n_samples, n_classes)
         """
-        view = self._snapshot()
-        columns = answerable(type(self)._decision_columns(view, type(self)._check_X(view, X)))
+        columns = self._scored(X, type(self)._decision_columns)[1]
         if columns.shape[1] == 1:
             return columns[:, 0]
         if columns.shape[1] == 2:
@@ -430,8 +435,7 @@ class ExactClassifier(BaseSequentialClassifier):
         -------
         ndarray of shape (n_samples,)
         """
-        view = self._snapshot()
-        columns = answerable(type(self)._decision_columns(view, type(self)._check_X(view, X)))
+        view, columns = self._scored(X, type(self)._decision_columns)
         if columns.shape[1] == 1:  # one score: classes_[1] where positive
             if len(view.classes_) == 1:
                 return np.repeat(view.classes_, len(columns))
@@ -450,9 +454,7 @@ class ExactClassifier(BaseSequentialClassifier):
         ndarray of shape (n_samples, n_classes)
             −inf for a declared class with no rows yet.
         """
-        view = self._snapshot()
-        joint = type(self)._joint_log_likelihood(view, type(self)._check_X(view, X))
-        return log_normalise(answerable(joint))
+        return log_normalise(self._scored(X, type(self)._joint_log_likelihood)[1])
 
     def predict_proba(self, X):
         """p(c | x) of each class (the estimator's docstring says from what).

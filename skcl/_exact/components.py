@@ -43,10 +43,9 @@ T_c is still several times the threshold.
 """
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
+from .backend import get_backend
 from .gaussian import oas_shrinkage, shrunk_covariance
-from .linalg import cholesky
 from .moments import by_class, class_group, class_of, coarsen
 
 __all__ = ["between_task_scores", "component_keys", "runs"]
@@ -57,29 +56,30 @@ __all__ = ["between_task_scores", "component_keys", "runs"]
 _RIDGE = 1e-10
 
 
-def _whiten(make_covariance):
+def _whiten(make_covariance, backend):
     """x ↦ L⁻¹x for Σ + ε·I = LLᵀ: then δᵀ(Σ + ε·I)⁻¹δ = ‖L⁻¹δ‖².
 
-    ``make_covariance()`` builds Σ afresh: the ridge is added and the
-    factor computed in its memory (no D×D copy). Where Σ is rounding
-    alone (rows identical within every group: its entries 1e-37, some
-    negative) the ridge cannot make it positive definite; then Σ is built
-    again and whitened by its spectrum, each eigenvalue raised to the
-    ridge: x ↦ diag(λ)^(−1/2) Vᵀx.
+    ``make_covariance()`` builds Σ afresh, where ``backend`` computes: the
+    ridge is added and the factor computed in its memory (no D×D copy on
+    the host). Where Σ is rounding alone (rows identical within every
+    group: its entries 1e-37, some negative) the ridge cannot make it
+    positive definite; then Σ is built again and whitened by its spectrum,
+    each eigenvalue raised to the ridge: x ↦ diag(λ)^(−1/2) Vᵀx. The
+    whitened rows (G×D) are the host's.
     """
     covariance = make_covariance()
-    d = len(covariance)
-    scale = float(np.trace(covariance)) / d
+    d = covariance.shape[0]
+    scale = backend.trace(covariance) / d
     ridge = _RIDGE * (scale if scale > 0 else 1.0)
-    covariance[np.diag_indices(d)] += ridge
+    covariance = backend.add_diagonal(covariance, ridge)
     try:
-        lower = cholesky(covariance, overwrite=True)
+        lower = backend.linalg.cholesky(covariance, overwrite=True)
     except np.linalg.LinAlgError:
         del covariance
-        values, vectors = np.linalg.eigh(make_covariance())
-        factor = vectors / np.sqrt(np.maximum(values + ridge, ridge))
-        return lambda X: np.atleast_2d(X) @ factor
-    return lambda X: solve_triangular(lower, np.atleast_2d(X).T, lower=True).T
+        values, vectors = backend.linalg.eigh(make_covariance())
+        factor = backend.scale_columns(vectors, 1 / np.sqrt(np.maximum(values + ridge, ridge)))
+        return lambda X: backend.whiten_rows(X, factor)
+    return lambda X: backend.triangular_solve(lower, X)
 
 
 def _per_class(keys):
@@ -90,7 +90,7 @@ def _per_class(keys):
     return per_label
 
 
-def runs(moments, rows=None):
+def runs(moments, rows=None, backend=None):
     """Each class's tasks cut into runs of consecutive tasks the data cannot tell apart.
 
     Walking a class's tasks in order, a task joins the run before it
@@ -116,6 +116,9 @@ def runs(moments, rows=None):
         The rows the moments are of (by default their total weight): the
         test counts rows, not weights, so that weights that rescale
         uniformly change nothing.
+    backend : Backend, optional
+        Where the scatter is (:func:`~.backend.get_backend`; the host's by
+        default): the D×D steps run there.
 
     Returns
     -------
@@ -123,15 +126,16 @@ def runs(moments, rows=None):
         (task, class) key → (first task of its run, class).
     """
     n, d = moments.total, moments.n_features
+    backend = get_backend("numpy") if backend is None else backend
     counts = _in_rows(moments, rows)
     per_class = _per_class(moments.keys)
     Z = moments.means  # never read where no class has two groups: each starts its run
     if any(len(groups) > 1 for groups in per_class.values()):
         # The whitening (OAS, Σ and its Cholesky factor: D³) only where
         # there are means to compare; a class-incremental stream has none.
-        shrinkage, target = oas_shrinkage(moments.scatter, n, rows)
-        Z = _whiten(lambda: shrunk_covariance(moments.scatter, n, shrinkage, target))(
-            moments.means)
+        shrinkage, target = oas_shrinkage(moments.scatter, n, rows, backend)
+        Z = _whiten(lambda: shrunk_covariance(moments.scatter, n, shrinkage, target, backend),
+                    backend)(moments.means)
     log_n = np.log(max(counts.sum(), np.e))
     price = d * log_n
     out = {}
@@ -176,7 +180,7 @@ def _join(run, g, n_g, z):
     run[3].append(g)
 
 
-def between_task_scores(moments, segment=None, rows=None):
+def between_task_scores(moments, segment=None, rows=None, backend=None):
     """The score statistic of each class seen in more than one run, and its threshold.
 
     Parameters
@@ -187,6 +191,8 @@ def between_task_scores(moments, segment=None, rows=None):
         (task, class) key → its run's key; by default :func:`runs`.
     rows : float, optional
         The rows the moments are of (by default their total weight).
+    backend : Backend, optional
+        Where the scatter is (the host's by default).
 
     Returns
     -------
@@ -195,21 +201,23 @@ def between_task_scores(moments, segment=None, rows=None):
         classes with k_c > 1.
     """
     n, d = moments.total, moments.n_features
+    backend = get_backend("numpy") if backend is None else backend
     scatter = by_class(moments).scatter  # S = W + B, about class means
-    segments = coarsen(moments, (runs(moments, rows) if segment is None else segment).__getitem__)
+    segments = coarsen(moments, (runs(moments, rows, backend) if segment is None
+                                 else segment).__getitem__)
     in_rows = _in_rows(segments, rows)
     log_n = np.log(max(in_rows.sum(), np.e))
     whiten, out = None, {}
     for label, groups in _per_class(segments.keys).items():
         if len(groups) > 1:
-            whiten = whiten or _whiten(lambda: scatter / n)
+            whiten = whiten or _whiten(lambda: backend.scale(scatter, 1 / n), backend)
             counts, means = in_rows[groups], segments.means[groups]
             delta = whiten(means - counts @ means / counts.sum())
             out[label] = (float(counts @ (delta**2).sum(1)), (len(groups) - 1) * d * log_n)
     return out
 
 
-def component_keys(moments, rows=None):
+def component_keys(moments, rows=None, backend=None):
     """Each (task, class) group's component: its run's, or its class's.
 
     Parameters
@@ -218,6 +226,8 @@ def component_keys(moments, rows=None):
         Keyed by (task, class).
     rows : float, optional
         The rows the moments are of (by default their total weight).
+    backend : Backend, optional
+        Where the scatter is (the host's by default).
 
     Returns
     -------
@@ -226,8 +236,9 @@ def component_keys(moments, rows=None):
         for the classes with T_c > (k_c − 1)·D·log n
         (:func:`between_task_scores`), else (None, class).
     """
-    segment = runs(moments, rows)
+    segment = runs(moments, rows, backend)
     apart = {label for label, (statistic, threshold)
-             in between_task_scores(moments, segment, rows).items() if statistic > threshold}
+             in between_task_scores(moments, segment, rows, backend).items()
+             if statistic > threshold}
     return {key: segment[key] if class_of(key) in apart else class_group(key)
             for key in moments.keys}

@@ -1,61 +1,56 @@
-"""The exact family's statistics update, and random features, on JAX's device.
+"""The exact family on JAX's device: the backend object, its memory, and random features.
 
-The update is the host's (:func:`~.task.task_moments`) with its one large
-cost, the products S = AᵀA of the shifted, weighted rows
-A_i = √w_i (x_i − r_{g_i}) (:class:`~.moments.ShiftedSums`), moved to the
-device: chunks of rows stream there in their own dtype (float32 rows
-travel as float32), are shifted and weighted in float64 on the device, and
-their products add into D×D sums that stay on the device until the task
-ends. The references r_g, the weights n_g and the held-out rows are the
-host's, computed by the host's code (``HeldoutRule`` from
-the float64 rows), so both paths hold out the same rows and keep the same
-groups; the sums then differ only by the order of the additions.
+:class:`DeviceBackend` is the :class:`~.backend.Backend` of ``backend="jax"``:
+the same chunk loop as the host's (:func:`~.task.task_moments`) runs with
+its row operations (:class:`DeviceRows`), the merges, the components' test,
+the solve (:mod:`.solve_jax`) and the predictions with its array operations,
+all as compiled programs (:mod:`.device_kernels`). Only explicit
+transfers cross: to the device each chunk of rows once (float32 rows as
+float32), the references, and the O(G·D) values and scalars the host
+computes (means, a merge's shifts); to the host the O(G·D) sums t_g, the
+solve's scalars, least squares' band (O(D·width)) and D×K products, and
+the predictions' n×K scores. Nothing D×D comes back: the scatter, its
+merges, the shrunk covariance and its factor, the reflectors and the
+spectra stay on the device (``moments_.scatter`` is a JAX array there).
+The held-out hash is judged from the host's float64 rows, as numpy's.
 
 Precision. Where the device multiplies float64 quickly (a CPU; data-centre
 GPUs such as the A100, H100, H200) every product is float64. Elsewhere
 (consumer GPUs, whose float64 runs at 1/32 to 1/64 of float32, and TPUs)
-each block of at most :data:`FLOAT32_ROWS` rows is rounded to float32
-*after* its shift, multiplied in float32 at full precision (no TF32), and
-the block's D×D product added to a float64 sum: the shift makes the
-entries of A of the order of the within-group spread, so the float32
-rounding errs relative to the scatter W, not to the raw second moment
-(the offset that makes the textbook formula lose everything), and the
-float64 merge keeps the error of one block whatever the number of blocks.
-The means and Σ_g t_g t_gᵀ / n_g stay float64 throughout. Measured on
-CI Split MNIST pixels (``benchmarks/bench_exact_device.py``: 2,000 random
-features of the first task's 10,132 rows), the float32 scheme's scatter
-is within 5.3e-7 of the float64 sums relative to their largest entry, and
-each diagonal entry within 3.7e-6 of itself: float32's rounding; see the
+each block of at most :data:`~.device_kernels.FLOAT32_ROWS` rows is rounded
+to float32 *after* its shift, multiplied in float32 at full precision (no
+TF32), and the block's D×D product added to a float64 sum: the shift makes
+the entries of A of the order of the within-group spread, so the float32
+rounding errs relative to the scatter W, not to the raw second moment (the
+offset that makes the textbook formula lose everything), and the float64
+merge keeps the error of one block whatever the number of blocks. The
+means and Σ_g t_g t_gᵀ / n_g stay float64 throughout. Measured on CI Split
+MNIST pixels (``benchmarks/bench_exact_device.py``: 2,000 random features
+of the first task's 10,132 rows), the float32 scheme's scatter is within
+5.3e-7 of the float64 sums relative to their largest entry, and each
+diagonal entry within 3.7e-6 of itself: float32's rounding; see the
 At-scale page.
 
-JAX's 64-bit mode is switched on only inside these functions
+JAX's 64-bit mode is switched on only inside the backend's ``scope()``
 (``jax.enable_x64`` as a context), never process-wide: the rest of skcl,
 and the user's JAX code, keep JAX's float32 default.
 """
 
 import contextlib
-import functools
 import os
 
 import numpy as np
 
-from .moments import ShiftedSums
+from .backend import Backend, jax_module
+from .device_kernels import FLOAT32_ROWS, feature_kernel, moment_kernels, solve_kernels
+from .moments import GroupMoments
 
-__all__ = [
-    "FLOAT32_ROWS",
-    "PRECISIONS",
-    "device_memory_available",
-    "device_moments_bytes",
-    "device_shifted_sums",
-    "float64_is_fast",
-    "random_features_on_device",
-]
+__all__ = ["DeviceBackend", "DeviceRows", "FLOAT32_ROWS", "PRECISIONS", "bucket",
+           "device_memory_available", "device_moments_bytes", "float64_is_fast",
+           "random_features_on_device"]
 
-#: The ``precision`` values of :func:`device_shifted_sums`.
+#: The ``precision`` values of the device's update.
 PRECISIONS = ("auto", "float64", "float32")
-
-#: Rows per float32 product before it is added to the float64 sum.
-FLOAT32_ROWS = 1024
 
 # Device kinds (JAX's ``device_kind``) whose float64 runs at half or more
 # of the float32 rate without tensor cores: NVIDIA's data-centre GPUs and
@@ -65,20 +60,9 @@ _FAST_FLOAT64_KINDS = ("A100", "A800", "A30", "H100", "H200", "H800", "H20", "GH
                        "MI300")
 
 
-def _jax():
-    import jax
-
-    return jax
-
-
-def _x64():
-    """JAX's 64-bit mode for this block only (a context, not a process-wide switch)."""
-    return _jax().enable_x64(True)
-
-
 def default_device():
     """JAX's default device."""
-    return _jax().devices()[0]
+    return jax_module().devices()[0]
 
 
 def float64_is_fast(device):
@@ -145,11 +129,9 @@ def device_moments_bytes(n_features, n_groups, *, chunk_rows, per_group_scatter=
         8·D²·(P + 1) + c·D·(itemsize + 16) + 32·G·D    (float64)
         + 4·D² + 4·c·D                                 (float32 scheme)
 
-    At D = 10,000 with classes pooled and nothing held out that is
-    1.6 GB of sums plus 0.7 GB of chunk (the default 3,355 rows of
-    float32); at D = 25,000, 10 GB plus 0.7 GB (1,342 rows): an H100's
-    80 GB holds either, a 24 GB consumer card both (13.3 GB at D = 25,000
-    in the float32 scheme).
+    Pooled classes, nothing held out: at D = 10,000, 1.6 GB of sums and
+    0.7 GB of chunk (3,355 float32 rows); at D = 25,000, 10 GB and 0.7 GB
+    (13.3 GB in the float32 scheme): an H100 or a 24 GB card holds either.
 
     Parameters
     ----------
@@ -193,189 +175,289 @@ def check_device_memory(need, device, what):
         )
 
 
-def device_shifted_sums(X, groups, weights, references, rule, *, per_group_scatter, step,
-                        precision="auto"):
-    """The learned and held-out rows' :class:`ShiftedSums`, the products on JAX's device.
+def _padded(k, least=64):
+    """The next power of two ≥ k, at least ``least``."""
+    return max(least, 1 << (max(int(k), 1) - 1).bit_length())
 
-    Parameters
-    ----------
-    X : ndarray of float32 or float64 of shape (n_samples, n_features)
-    groups : ndarray of int of shape (n_samples,)
-        Each row's group, 0 ≤ g < G.
-    weights : ndarray of shape (n_samples,)
-        w_i.
-    references : ndarray of shape (G, n_features)
-        r_g (the host's :func:`~.task._references`).
-    rule : HeldoutRule or None
-        Which rows are held out (judged on the host from float64 rows).
-    per_group_scatter : bool
-    step : int
-        Rows per chunk sent to the device.
-    precision : {"auto", "float64", "float32"}, default="auto"
-        The products' precision (see the module's notes); "auto" is
-        float64 where :func:`float64_is_fast`, else float32.
 
-    Returns
-    -------
-    (ShiftedSums, ShiftedSums)
-        The learned rows' and the held-out rows', on the host.
+def bucket(k, step):
+    """A padded row count, the next power of two ≥ k (64 to ``step``): few shapes to compile."""
+    return int(min(step, _padded(k)))
+
+
+class DeviceBackend(Backend):
+    """The arithmetic of ``backend="jax"``: JAX's default device, float64 (see the module)."""
+
+    name = "jax"
+
+    @property
+    def linalg(self):
+        from . import solve_jax  # the D×D factorisations on the device
+
+        return solve_jax
+
+    def scope(self):
+        """JAX's 64-bit mode for this block only (a context, not a process-wide switch)."""
+        return jax_module().enable_x64(True)
+
+    def put(self, array):
+        array = np.asarray(array)
+        if array.dtype.kind not in "biu":
+            array = np.asarray(array, dtype=np.float64)
+        with self.scope():  # float64 stays float64, on any thread (Dask's too)
+            return jax_module().device_put(array)
+
+    def _scalar(self, value):
+        return self.put(np.float64(value))
+
+    def _run(self, program, *arrays):  # a program of solve_kernels, in 64-bit mode
+        with self.scope():
+            return solve_kernels()[program](*arrays)
+
+    def zeros(self, shape):  # D×D made on the device: nothing sent
+        square = len(shape) == 2 and shape[0] == shape[1]
+        return self._run("zeros", shape[0]) if square else self.put(np.zeros(shape))
+
+    def add_gram(self, S, U, sign=1.0):
+        if not isinstance(U, jax_module().Array):
+            # Zero rows up to a power of two: one program for merges of 5 to 8 groups.
+            U = np.asarray(U, dtype=np.float64).reshape(-1, S.shape[-1])
+            U = self.put(np.concatenate([U, np.zeros((_padded(len(U), 8) - len(U), U.shape[1]))]))
+        return self._run("add_gram", S, U, self._scalar(sign))
+
+    def add_diagonal(self, S, values):
+        values = np.broadcast_to(np.asarray(values, dtype=np.float64), (S.shape[0],))
+        return self._run("add_diagonal", S, self.put(values))
+
+    def scale(self, S, factor):
+        return self._run("scale", S, self._scalar(factor))
+
+    def trace(self, S):
+        return float(self._run("trace", S))
+
+    def diagonal(self, S):
+        return np.array(self._run("diagonal", S))
+
+    def all_finite(self, array):
+        return bool(self._run("all_finite", array))
+
+    def stack(self, arrays, shape):
+        if not len(arrays):
+            return self.put(np.zeros((0, *shape[1:])))
+        return self._run("stack", *arrays)
+
+    def sum_first(self, arrays):
+        return self._run("sum_first", arrays)
+
+    def projected(self, S, P):
+        return np.asarray(self._run("projected", S, self.put(P)))
+
+    def row_products(self, X, coef):
+        return np.asarray(self._run("matmul", self.put(X), self.put(coef)))
+
+    def shrunk(self, S, n, shrinkage, target):
+        return self._run("shrunk", S, self._scalar((1 - shrinkage) / n),
+                                         self.put(shrinkage * np.asarray(target)))
+
+    def correlation_sums(self, scatter, inverse_sigma, rows):
+        squares, trace = self._run("correlation_sums", scatter, self.put(inverse_sigma))
+        return float(squares), float(trace)
+
+    def log_det_of_factor(self, L):
+        return float(self._run("log_det_of_factor", L))
+
+    def triangular_solve(self, L, X):
+        return np.asarray(self._run("triangular_solve", L, self.put(np.atleast_2d(X))))
+
+    def whiten_rows(self, X, W):
+        return np.asarray(self._run("matmul", self.put(np.atleast_2d(X)), W))
+
+    def scale_columns(self, V, factors):
+        return self._run("scale_columns", V, self.put(factors))
+
+    def squared_distances(self, factor, triangular, X, means):
+        # Means padded to a power of two: one program as classes grow from 5 to 8.
+        g = len(means)
+        padded = np.concatenate([means, np.zeros((_padded(g, 8) - g, means.shape[1]))])
+        return np.asarray(self._run("distances" if triangular else "whitened_distances",
+                                    factor, self.put(X), self.put(padded)))[:, :g]
+
+    def rows(self, references, per_group_scatter, step, rule, itemsize=8, precision="auto"):
+        return DeviceRows(self, references, per_group_scatter, step, rule, itemsize, precision)
+
+
+class DeviceRows:
+    """The chunk loop's row operations on the device (those of :class:`~.task.HostRows`).
+
+    Each chunk goes to the device once, padded with zero-weight rows to a
+    power of two; the rows a held-out split or a group selects are gathered
+    there, padded to a :func:`bucket`, and the held-out ones added at once.
 
     Raises
     ------
     MemoryError
-        Before anything is sent, when :func:`device_moments_bytes`
-        exceeds :func:`device_memory_available`.
+        Before anything is sent, when :func:`device_moments_bytes` exceeds
+        :func:`device_memory_available`.
     """
-    jax = _jax()
-    device = default_device()
-    precision = _resolve_precision(precision, device)
-    n, d = X.shape
-    n_groups = len(references)
-    step = max(1, min(int(step), n))
-    check_device_memory(
-        device_moments_bytes(d, n_groups, chunk_rows=step, per_group_scatter=per_group_scatter,
-                             heldout=rule is not None, precision=precision,
-                             itemsize=X.dtype.itemsize),
-        device, f"The update of {d} features",
-    )
-    learned, held = (ShiftedSums(references, per_group_scatter) for _ in range(2))
-    if n == 0:
-        return learned, held
-    root = np.sqrt(weights)
-    kernels = _moment_kernels(precision)
-    with _x64():
-        R = jax.device_put(references)
-        T = jax.numpy.zeros((2 * n_groups, d))
-        products = {}
-        for start in range(0, n, step):
-            x, g = X[start:start + step], groups[start:start + step]
-            w, r = weights[start:start + step], root[start:start + step]
-            m = len(x)
-            out = (np.zeros(m, dtype=bool) if rule is None
-                   else rule.mask(rule.project(np.asarray(x, dtype=np.float64))))
-            learned.counts += np.bincount(g[~out], weights=w[~out], minlength=n_groups)
-            held.counts += np.bincount(g[out], weights=w[out], minlength=n_groups)
-            slot = g + n_groups * out
-            if m < step:
-                # The last chunk padded to the others' shape (one compiled
-                # kernel): zero weights, so the padding adds nothing.
-                x = np.concatenate([x, np.zeros((step - m, d), dtype=x.dtype)])
-                pad = np.zeros(step - m, dtype=np.intp)
-                g, r, slot = (np.concatenate([g, pad]), np.concatenate([r, np.zeros(step - m)]),
-                              np.concatenate([slot, pad]))
-            A, T_chunk = kernels["shift"](x, g, r, R, slot, 2 * n_groups)
-            T = T + T_chunk
-            for key, index in _product_rows(g[:m], out, per_group_scatter, n_groups):
-                S = products.get(key)
-                if S is None:
-                    S = jax.numpy.zeros((d, d))
-                if index is None:
-                    products[key] = kernels["gram"](S, A)
-                else:
-                    size = _bucket(len(index), step)
-                    valid = np.zeros(size)
-                    valid[:len(index)] = 1.0
-                    padded = np.zeros(size, dtype=np.intp)
-                    padded[:len(index)] = index
-                    products[key] = kernels["gram_rows"](S, A, padded, valid)
-        T = np.array(T)
-        host = {key: np.array(S) for key, S in products.items()}
-    learned.sums, held.sums = T[:n_groups].copy(), T[n_groups:].copy()
-    for (side, key), S in host.items():
-        (held if side else learned).products[key] = S
-    return learned, held
+
+    parallel = False  # one thread feeds the device
+
+    def __init__(self, backend, references, per_group_scatter, step, rule, itemsize,
+                 precision):
+        device = default_device()
+        self.precision = _resolve_precision(precision, device)
+        n_groups, d = references.shape
+        check_device_memory(
+            device_moments_bytes(d, n_groups, chunk_rows=_padded(step),
+                                 per_group_scatter=per_group_scatter, heldout=rule is not None,
+                                 precision=self.precision, itemsize=itemsize),
+            device, f"The update of {d} features")
+        # Chunks padded to a power of two: tasks of 257 to 512 rows share one program.
+        self.backend, self.step, self.per_group_scatter = backend, _padded(step), per_group_scatter
+        self.n_groups, self.d = n_groups, d
+        self.kernels = moment_kernels(self.precision)
+        self.references = references
+        self._R = None  # r_g on the device, sent with the first chunk
+
+    def for_worker(self):  # one thread feeds the device
+        return self
+
+    def sums(self):
+        """Empty :class:`DeviceShiftedSums` about the references."""
+        return DeviceShiftedSums(self)
+
+    def _pad(self, values, dtype=None):
+        values = np.asarray(values, dtype=dtype)
+        if len(values) == self.step:
+            return values
+        pad = np.zeros((self.step - len(values), *values.shape[1:]), dtype=values.dtype)
+        return np.concatenate([values, pad])
+
+    def shifted(self, X, groups, root, rule):
+        """A = √w (x − r_g) of a chunk (padded to ``step`` rows), Σ_g √w A, projections."""
+        jax = jax_module()
+        if self._R is None:
+            self._R = self.backend.put(self.references)
+        m = len(X)
+        r = np.ones(m) if root is None else root
+        projected = None if rule is None else rule.project(np.asarray(X, dtype=np.float64))
+        x, g, r = jax.device_put((self._pad(X), self._pad(groups, np.intp), self._pad(r)))
+        A, sums = self.kernels["shift"](x, g, r, self._R, n_slots=self.n_groups)
+        return A, sums, projected
+
+    def select(self, A, index, groups, root):
+        """The rows ``index`` of a chunk's A (padded to a bucket) and their sums by group."""
+        jax = jax_module()
+        size = bucket(len(index), self.step)
+        valid = np.zeros(size)
+        valid[:len(index)] = 1.0
+        padded = np.zeros(size, dtype=np.intp)
+        padded[:len(index)] = index
+        g = np.zeros(size, dtype=np.intp)
+        g[:len(index)] = groups[index]
+        r = np.zeros(size)
+        r[:len(index)] = 1.0 if root is None else root[index]
+        return self.kernels["select"](A, *jax.device_put((padded, valid, g, r)),
+                                      n_slots=self.n_groups)
+
+    def close_ranks(self, A, groups, weights, out):
+        """The learned rows (not ``out``) of A, their groups and weights."""
+        index = np.flatnonzero(~out)
+        B, _ = self.select(A, index, groups, None)
+        return B, groups[index], weights[index]
+
+    def sort(self, A, groups, weights):
+        """Nothing to sort: :class:`DeviceShiftedSums` selects each group's rows."""
+        return A, groups, weights
+
+    def pending(self, held):
+        """The held-out side: each chunk's rows added at once."""
+        return _DeviceHeld(self, held)
 
 
-def _product_rows(groups, out, per_group_scatter, n_groups):
-    """(side, key) of each product and its rows (None: every row of the chunk)."""
-    if not per_group_scatter:
-        if not out.any():
-            yield (0, 0), None
+class _DeviceHeld:
+    """Each chunk's held-out rows, gathered on the device and added to ``held``."""
+
+    def __init__(self, rows, held):
+        self.rows, self.held = rows, held
+
+    def take(self, A, index, groups, weights, root):
+        B, sums = self.rows.select(A, index, groups, root)
+        self.held.add(B, groups[index], weights[index], sums)
+        return sums
+
+    def flush(self):
+        pass
+
+
+class DeviceShiftedSums:
+    """:class:`~.moments.ShiftedSums` whose t_g and S live on the device (n_g on the host).
+
+    Rows come padded (zero rows past ``len(groups)``): the pooled product
+    takes them all, each group's product gathers its own.
+    """
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.references = rows.references
+        self.counts = np.zeros(rows.n_groups)
+        self.sums = None
+        self.products = {}
+
+    def add(self, A, groups, weights, sums):
+        if len(groups) == 0:
             return
-        yield (0, 0), np.flatnonzero(~out)
-        yield (1, 0), np.flatnonzero(out)
-        return
-    for side, mask in ((0, ~out), (1, out)):
-        for g in range(n_groups):
-            index = np.flatnonzero(mask & (groups == g))
-            if len(index):
-                yield (side, g), index
+        kernels = self.rows.kernels
+        self.counts += np.bincount(groups, weights=weights, minlength=len(self.counts))
+        self.sums = sums if self.sums is None else self.sums + sums
+        if not self.rows.per_group_scatter:
+            S = self.products.get(0)
+            self.products[0] = kernels["first"](A) if S is None else kernels["gram"](S, A)
+            return
+        jax = jax_module()
+        for g in np.unique(groups):
+            index = np.flatnonzero(groups == g)
+            size = bucket(len(index), max(len(A), 1))
+            valid = np.zeros(size)
+            valid[:len(index)] = 1.0
+            padded = np.zeros(size, dtype=np.intp)
+            padded[:len(index)] = index
+            padded, valid = jax.device_put((padded, valid))
+            S = self.products.get(g)
+            self.products[g] = (kernels["first_rows"](A, padded, valid) if S is None
+                                else kernels["gram_rows"](S, A, padded, valid))
 
-
-def _bucket(k, step):
-    """A padded row count: the next power of two ≥ k (at least 64, at most ``step``).
-
-    A few shapes, so a few compiled kernels, whatever the split of rows.
-    """
-    return int(min(step, max(64, 1 << (int(k) - 1).bit_length())))
-
-
-@functools.cache
-def _moment_kernels(precision):
-    """The compiled shift and product kernels of one precision."""
-    jax = _jax()
-    jnp = jax.numpy
-    highest = jax.lax.Precision.HIGHEST
-
-    def shift(x, g, r, R, slot, n_slots):
-        # A_i = √w_i (x_i − r_{g_i}) in float64, and Σ_{i∈slot} √w_i A_i
-        # as a product with the weighted indicators (an addition in a
-        # fixed order: a scatter-add would add in any order on a GPU).
-        A = (x.astype(jnp.float64) - R[g]) * r[:, None]
-        ind = (slot[:, None] == jnp.arange(n_slots)[None, :]) * r[:, None]
-        return A, jnp.matmul(ind.T, A, precision=highest)
-
-    if precision == "float64":
-        def product(A):
-            return jnp.matmul(A.T, A, precision=highest)
-    else:
-        def product(A):
-            # Blocks of FLOAT32_ROWS rows, each product float32 at full
-            # precision (no TF32), added in float64.
-            m, d = A.shape
-            blocks = -(-m // FLOAT32_ROWS)
-            A = jnp.pad(A, ((0, blocks * FLOAT32_ROWS - m), (0, 0))).astype(jnp.float32)
-            A = A.reshape(blocks, FLOAT32_ROWS, d)
-
-            def add(k, S):
-                B = A[k]
-                P = jnp.matmul(B.T, B, precision=highest, preferred_element_type=jnp.float32)
-                return S + P.astype(jnp.float64)
-
-            return jax.lax.fori_loop(0, blocks, add, jnp.zeros((d, d)))
-
-    def gram(S, A):
-        return S + product(A)
-
-    def gram_rows(S, A, index, valid):
-        return S + product(A[index] * valid[:, None])
-
-    return {
-        "shift": jax.jit(shift, static_argnames="n_slots"),
-        "gram": jax.jit(gram, donate_argnums=0),
-        "gram_rows": jax.jit(gram_rows, donate_argnums=0),
-    }
-
-
-@functools.cache
-def _feature_kernel(activation):
-    jax = _jax()
-    jnp = jax.numpy
-    g = {"relu": lambda z: jnp.maximum(z, 0), "tanh": jnp.tanh, "cos": jnp.cos}[activation]
-
-    def features(x, W, b):
-        return g(jnp.matmul(x, W, precision=jax.lax.Precision.HIGHEST) + b)
-
-    return jax.jit(features)
+    def moments(self, keys):
+        """The moments of the rows added (scatters on the device); the sums are spent."""
+        backend = self.rows.backend
+        present = np.flatnonzero(self.counts > 0)
+        counts = self.counts[present]
+        d = self.references.shape[1]
+        t = (np.zeros((0, d)) if self.sums is None else np.asarray(self.sums))[present]
+        means = self.references[present] + t / counts[:, None]
+        u = t / np.sqrt(counts)[:, None]  # Σ_g t_g t_gᵀ / n_g = uᵀu
+        group_scatter = None
+        if not len(present):
+            scatter = backend.zeros((d, d))
+            if self.rows.per_group_scatter:
+                group_scatter = backend.stack([], (0, d, d))
+        elif self.rows.per_group_scatter:
+            group_scatter = backend.stack(
+                [backend.add_gram(self.products[g], u[k:k + 1], -1.0)
+                 for k, g in enumerate(present)], (len(present), d, d))
+            scatter = backend.sum_first(group_scatter)
+        else:
+            scatter = backend.add_gram(self.products.pop(0), u, -1.0)
+        self.products = {}
+        return GroupMoments(tuple(keys[g] for g in present), counts.copy(), means, scatter,
+                            group_scatter)
 
 
 def random_features_on_device(X, weights, bias, activation, block_values):
     """g(XW + b) computed on JAX's default device, a block of rows at a time.
 
-    W and b go to the device once; blocks of rows (sparse ones made dense
-    a block at a time, on the host) go there padded to one shape, so one
-    kernel is compiled. The product is in W's dtype at full precision (no
-    TF32), float64 inside a scoped 64-bit mode.
+    W and b go to the device once, blocks of rows (sparse ones made dense on
+    the host) padded to one shape (one program); W's dtype at full precision.
 
     Parameters
     ----------
@@ -392,19 +474,19 @@ def random_features_on_device(X, weights, bias, activation, block_values):
     """
     import scipy.sparse as sp
 
-    jax = _jax()
+    jax = jax_module()
     n, (d, k) = X.shape[0], weights.shape
     dtype = weights.dtype
     out = np.empty((n, k), dtype=dtype)
     if n == 0:
         return out
     rows = max(1, min(block_values // k, block_values // max(d, 1)))
-    rows = _bucket(n, rows) if n < rows else rows
+    rows = bucket(n, rows) if n < rows else rows
     device = default_device()
     check_device_memory(dtype.itemsize * (d * k + k + rows * (d + 2 * k)), device,
                         f"Random features ({d} inputs, {k} components)")
-    kernel = _feature_kernel(activation)
-    scope = _x64() if dtype == np.float64 else contextlib.nullcontext()
+    kernel = feature_kernel(activation)
+    scope = jax.enable_x64(True) if dtype == np.float64 else contextlib.nullcontext()
     with scope:
         W, b = jax.device_put(weights), jax.device_put(bias)
         for start in range(0, n, rows):
@@ -413,5 +495,6 @@ def random_features_on_device(X, weights, bias, activation, block_values):
             m = len(block)
             if m < rows:
                 block = np.concatenate([block, np.zeros((rows - m, d), dtype=block.dtype)])
-            out[start:start + m] = np.asarray(kernel(block.astype(dtype, copy=False), W, b))[:m]
+            block = jax.device_put(block.astype(dtype, copy=False))
+            out[start:start + m] = np.asarray(kernel(block, W, b))[:m]
     return out

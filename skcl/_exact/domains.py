@@ -82,7 +82,7 @@ def _domain_moments(moments, task_scatters, tasks, component_key, pooled, poolin
     return part
 
 
-def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=None,
+def fit_domains(moments, task_scatters, component_key, shrinkage="auto", backend=None,
                 pooling=0.0):
     """Each domain's components with the domain's own covariance.
 
@@ -97,8 +97,9 @@ def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=
     shrinkage : "auto" or float in [0, 1], default="auto"
         "auto": each domain's OAS towards its diagonal
         (:func:`.gaussian.oas_shrinkage`); a float s: Σ(s) towards ν_r·I.
-    linalg : module, optional
-        Where the factorisations run (:mod:`.linalg` by default).
+    backend : Backend, optional
+        Where the factorisations run (:func:`~.backend.get_backend`; the
+        host's by default).
     pooling : float in [0, 1], default=0.0
         λ: each domain's empirical covariance W_r/n_r is replaced by
         (1 − λ)·W_r/n_r + λ·W/n before its shrinkage (1: the pooled one
@@ -126,9 +127,8 @@ def fit_domains(moments, task_scatters, component_key, shrinkage="auto", linalg=
                                    components, pooling)
         s, target = shrinkage, None
         if s == "auto":
-            s, target = oas_shrinkage(part.scatter, part.total)
-        options = {} if linalg is None else {"linalg": linalg}
-        fit = fit_gaussian(part, float(s), True, target, **options)
+            s, target = oas_shrinkage(part.scatter, part.total, backend=backend)
+        fit = fit_gaussian(part, float(s), True, target, backend)
         own = [i for i, key in enumerate(part.keys) if key[0] == domain]
         fits.append(fit._replace(
             keys=tuple(part.keys[i] for i in own), counts=part.counts[own],

@@ -26,6 +26,7 @@ learned ones cannot be told apart from the sums; nothing can.
 
 import numpy as np
 
+from .backend import backend_of
 from .moments import GroupMoments
 
 __all__ = ["ForgettingError", "downdate", "scaled", "select_groups"]
@@ -160,9 +161,11 @@ def scaled(moments, factor):
     """
     if factor == 1 or not moments.keys:
         return moments
+    backend = backend_of(moments.scatter)
     return moments._replace(
-        counts=moments.counts * factor, scatter=moments.scatter * factor,
-        group_scatter=None if moments.group_scatter is None else moments.group_scatter * factor,
+        counts=moments.counts * factor, scatter=backend.scale(moments.scatter, factor),
+        group_scatter=(None if moments.group_scatter is None
+                       else backend.scale(moments.group_scatter, factor)),
     )
 
 

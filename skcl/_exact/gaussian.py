@@ -34,6 +34,7 @@ import numpy as np
 import scipy.linalg
 
 from . import linalg as host_linalg
+from .backend import backend_of, get_backend
 from .moments import gram
 
 __all__ = ["FALLBACK_SHRINKAGE", "GaussianFit", "SHRINKAGE_GRID", "fit_gaussian",
@@ -105,6 +106,10 @@ class GaussianFit(NamedTuple):
         """
         factor, triangular = ((self.factors, self.triangular) if component is None
                               else (self.factors[component], self.triangular[component]))
+        if not isinstance(factor, np.ndarray):  # on the device: the rows go there
+            backend = backend_of(factor)
+            return (backend.triangular_solve(factor, X) if triangular
+                    else backend.whiten_rows(X, factor))
         if triangular:
             return scipy.linalg.solve_triangular(factor, X.T, lower=True,
                                                  check_finite=False).T
@@ -157,7 +162,7 @@ def _oas(a, m, p, n):
 _OAS_ROWS = 256
 
 
-def oas_shrinkage(scatter, n, rows=None):
+def oas_shrinkage(scatter, n, rows=None, backend=None):
     """The oracle approximating shrinkage of the correlation of S/n, and its target.
 
     The covariance Ŝ = S/n is standardised, R = Ŝ_jk / (σ_j σ_k) with
@@ -184,6 +189,8 @@ def oas_shrinkage(scatter, n, rows=None):
     rows : float, optional
         The number of rows, OAS's sample size (by default n): weights
         that rescale uniformly then change nothing.
+    backend : Backend, optional
+        Where S is (:func:`~.backend.get_backend`; the host's by default).
 
     Returns
     -------
@@ -195,19 +202,13 @@ def oas_shrinkage(scatter, n, rows=None):
         constant in training keeps a finite, data-scaled variance.
     """
     sample_size = n if rows is None else rows
-    variances = np.clip(np.diag(scatter) / n, 0, None)
+    backend = get_backend("numpy") if backend is None else backend
+    variances = np.clip(backend.diagonal(scatter) / n, 0, None)
     # R = Ŝ_jk/(σ_j σ_k) = S_jk·u_j·u_k, u_j = 1/(√n σ_j): its mean diagonal
-    # and mean squared entry, a few rows at a time.
+    # and mean squared entry (on the host a few rows at a time).
     inverse_sigma = 1 / np.sqrt(n * np.where(variances > 0, variances, 1.0))
-    d = len(scatter)
-    buffer = np.empty((min(_OAS_ROWS, d), d))
-    squares = 0.0
-    for start in range(0, d, _OAS_ROWS):
-        rows = buffer[:min(_OAS_ROWS, d - start)]
-        np.multiply(scatter[start:start + len(rows)], inverse_sigma[None, :], out=rows)
-        rows *= inverse_sigma[start:start + len(rows), None]
-        squares += float(np.vdot(rows, rows))
-    trace = float(np.sum(np.diag(scatter) * inverse_sigma**2))
+    d = len(variances)
+    squares, trace = backend.correlation_sums(scatter, inverse_sigma, _OAS_ROWS)
     shrinkage = _oas(squares / d**2, trace / d, d, sample_size)
     positive = variances[variances > 0]
     fill = float(positive.mean()) if len(positive) else 1.0
@@ -226,7 +227,7 @@ def _shrunk(values, nu, s):
     return np.maximum((1 - s) * values + s * nu, _EIGENVALUE_FLOOR * nu)
 
 
-def shrunk_covariance(S, n, shrinkage, target):
+def shrunk_covariance(S, n, shrinkage, target, backend=None):
     """Σ(s) = (1 − s)·S/n + s·diag(target), in one new D×D array.
 
     Parameters
@@ -237,17 +238,17 @@ def shrunk_covariance(S, n, shrinkage, target):
         Its rows' total weight.
     shrinkage : float in [0, 1]
     target : ndarray of shape (n_features,)
+    backend : Backend, optional
+        Where S is (the host's by default); Σ(s) is made there.
 
     Returns
     -------
     ndarray of shape (n_features, n_features)
     """
-    covariance = S * ((1 - shrinkage) / n)
-    covariance[np.diag_indices_from(covariance)] += shrinkage * target
-    return covariance
+    return (get_backend("numpy") if backend is None else backend).shrunk(S, n, shrinkage, target)
 
 
-def _factor(S, n, shrinkage, target, floor, linalg):
+def _factor(S, n, shrinkage, target, floor, backend):
     """Σ(s)'s factor, whether it is triangular, and log det Σ (see :class:`GaussianFit`).
 
     Cholesky when every eigenvalue is provably at least ``floor`` (the
@@ -255,19 +256,21 @@ def _factor(S, n, shrinkage, target, floor, linalg):
     nothing. Otherwise, or where Σ is not numerically positive definite,
     the spectrum with its eigenvalues raised to ``floor``.
     """
+    linalg = backend.linalg
     if shrinkage * float(target.min()) >= floor:
         try:
             # Σ is this function's own: factored in its memory, no copy.
-            L = linalg.cholesky(shrunk_covariance(S, n, shrinkage, target), overwrite=True)
-            return L, True, 2 * float(np.log(np.diag(L)).sum())
+            L = linalg.cholesky(shrunk_covariance(S, n, shrinkage, target, backend),
+                                overwrite=True)
+            return L, True, backend.log_det_of_factor(L)
         except np.linalg.LinAlgError:
             pass
-    values, vectors = linalg.eigh(shrunk_covariance(S, n, shrinkage, target))
+    values, vectors = linalg.eigh(shrunk_covariance(S, n, shrinkage, target, backend))
     values = np.maximum(values, floor)
-    return vectors / np.sqrt(values), False, float(np.log(values).sum())
+    return backend.scale_columns(vectors, 1 / np.sqrt(values)), False, float(np.log(values).sum())
 
 
-def fit_gaussian(moments, shrinkage, shared=True, target=None, linalg=host_linalg):
+def fit_gaussian(moments, shrinkage, shared=True, target=None, backend=None):
     """The components of ``moments`` with covariance Σ(shrinkage).
 
     One Cholesky factorisation of Σ (or of each Σ_g); the spectrum, with
@@ -286,15 +289,17 @@ def fit_gaussian(moments, shrinkage, shared=True, target=None, linalg=host_linal
         The diagonal covariance shrunk towards, Σ(s) = (1 − s)·S/n +
         s·diag(target) (per component, S and n its own, when not
         ``shared``); by default ν·I, ν = tr(S/n)/D of the pooled scatter.
-    linalg : module, default=:mod:`.linalg`
-        Where the D×D factorisations run (:mod:`.solve_jax` for JAX's device).
+    backend : Backend, optional
+        Where the D×D factorisations run (:func:`~.backend.get_backend`;
+        the host's by default); the factors stay there.
 
     Returns
     -------
     GaussianFit
     """
+    backend = get_backend("numpy") if backend is None else backend
     if target is None:
-        nu = float(np.trace(moments.scatter)) / moments.total / moments.n_features
+        nu = backend.trace(moments.scatter) / moments.total / moments.n_features
         target = np.full(moments.n_features, nu if nu > 0 else 1.0)
     target = np.asarray(target, dtype=np.float64)
     floor = _EIGENVALUE_FLOOR * float(target.mean())
@@ -302,13 +307,15 @@ def fit_gaussian(moments, shrinkage, shared=True, target=None, linalg=host_linal
              else list(zip(moments.group_scatter, moments.counts)))
     factors, triangular, log_dets = [], [], []
     for S, n in pairs:
-        factor, is_triangular, log_det = _factor(S, n, shrinkage, target, floor, linalg)
+        factor, is_triangular, log_det = _factor(S, n, shrinkage, target, floor, backend)
         factors.append(factor)
         triangular.append(is_triangular)
         log_dets.append(log_det)
-    factors, triangular, log_dets = np.array(factors), np.array(triangular), np.array(log_dets)
+    d = moments.n_features
+    factors = factors[0] if shared else backend.stack(factors, (-1, d, d))
+    triangular, log_dets = np.array(triangular), np.array(log_dets)
     if shared:
-        factors, triangular, log_dets = factors[0], triangular[0], float(log_dets[0])
+        triangular, log_dets = triangular[0], float(log_dets[0])
     center = moments.counts @ moments.means / moments.total
     return GaussianFit(moments.keys, moments.counts, np.log(moments.counts / moments.total),
                        moments.means, center, factors, triangular, log_dets)
@@ -345,11 +352,9 @@ def squared_distances(fit, X):
     X = np.asarray(X, dtype=np.float64) - fit.center
     means = fit.means - fit.center
     if fit.shared:
-        # x and μ_g whitened once each (a triangular solve), then one GEMM.
-        Z, M = fit.whiten(X), fit.whiten(means)
-        squared = (Z**2).sum(1)[:, None] - 2 * Z @ M.T + (M**2).sum(1)[None, :]
-        # Cancellation can leave −1e-12 where the distance is 0.
-        return np.maximum(squared, 0)
+        # x and μ_g whitened once each (a triangular solve), then one GEMM,
+        # where the factor is.
+        return backend_of(fit.factors).squared_distances(fit.factors, fit.triangular, X, means)
     out = np.empty((len(X), len(means)))
     for g in range(len(means)):
         out[:, g] = (fit.whiten(X - means[g], g) ** 2).sum(1)

@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import linalg as host_linalg
+from .backend import get_backend
 from .linalg import (
     Band,
     band_eigh,
@@ -96,19 +97,19 @@ def class_targets(n_classes):
     return np.eye(n_classes)
 
 
-def _centred(moments, targets):
-    """x̄, t̄, S and C of the rows whose class moments are given."""
+def _centred(moments, targets, backend=None):
+    """x̄, t̄, S and C of the rows whose class moments are given (S where ``backend`` computes)."""
+    backend = get_backend("numpy") if backend is None else backend
     n = moments.total
     x_bar = moments.counts @ moments.means / n
     t_bar = moments.counts @ targets / n
     spread = (moments.means - x_bar) * np.sqrt(moments.counts)[:, None]
-    S = gram(spread)
-    S += moments.scatter  # in place: one new D×D array, not two
+    S = backend.add_gram(moments.scatter, spread)  # one new D×D array
     C = ((moments.means - x_bar) * moments.counts[:, None]).T @ (targets - t_bar)
     return x_bar, t_bar, S, C
 
 
-def fit_ridge(moments, targets, alpha, linalg=host_linalg):
+def fit_ridge(moments, targets, alpha, backend=None):
     """Ridge regression of ``targets`` (one row per group) at strength α.
 
     Parameters
@@ -121,19 +122,20 @@ def fit_ridge(moments, targets, alpha, linalg=host_linalg):
         α ≥ 0. At α = 0 the least-squares fit of smallest norm, S⁺C, as
         scikit-learn's ``Ridge(alpha=0)`` and numpy's ``lstsq`` give it
         where S is singular (fewer rows than features, a column repeated).
-    linalg : module, default=:mod:`.linalg`
-        Where the D×D solve runs (:mod:`.solve_jax` for JAX's device).
+    backend : Backend, optional
+        Where the D×D solve runs (:func:`~.backend.get_backend`; the
+        host's by default).
 
     Returns
     -------
     RidgeFit
     """
-    x_bar, t_bar, S, C = _centred(moments, targets)
+    backend = get_backend("numpy") if backend is None else backend
+    x_bar, t_bar, S, C = _centred(moments, targets, backend)
     if alpha > 0:
-        S[np.diag_indices_from(S)] += alpha
-        coef = linalg.solve(S, C)
-    else:
-        coef = _minimum_norm_solve(S, C, linalg)
+        coef = backend.linalg.solve(backend.add_diagonal(S, alpha), C)
+    else:  # the spectrum's D×D arithmetic: on the host
+        coef = _minimum_norm_solve(backend.host(S), C, host_linalg)
     return RidgeFit(coef, t_bar - x_bar @ coef)
 
 
@@ -223,7 +225,7 @@ def _positive(values):
     return values > values.max() * len(values) * np.finfo(np.float64).eps
 
 
-def ridge_spectrum(moments, targets, linalg=host_linalg):
+def ridge_spectrum(moments, targets, backend=None):
     """S's band form: every α's fit and score, for about 5 Choleskys.
 
     Householder's reduction S = Q B Qᵀ (the one D³ step, 4D³/3 flops) and
@@ -238,14 +240,17 @@ def ridge_spectrum(moments, targets, linalg=host_linalg):
     moments : GroupMoments
         One group per class.
     targets : ndarray of shape (n_groups, n_targets)
-    linalg : module, default=:mod:`.linalg`
-        Where the D×D work runs (:mod:`.solve_jax` for JAX's device).
+    backend : Backend, optional
+        Where the D×D work runs (:func:`~.backend.get_backend`; the host's
+        by default): S and Q's reflectors stay there.
 
     Returns
     -------
     RidgeSpectrum
     """
-    x_bar, t_bar, S, C = _centred(moments, targets)
+    backend = get_backend("numpy") if backend is None else backend
+    linalg = backend.linalg
+    x_bar, t_bar, S, C = _centred(moments, targets, backend)
     # With no more rows than features (of unit weight) S is singular: its
     # eigenvectors come cheapest from the tridiagonal form, where its null
     # space deflates.

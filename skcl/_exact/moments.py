@@ -18,10 +18,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .backend import backend_of
 from .openblas import DIRECT_MAX_COLUMNS
 
 __all__ = ["GroupMoments", "ShiftedSums", "by_class", "class_group", "class_of", "coarsen",
-           "empty_moments", "gram", "merge"]
+           "empty_moments", "gram", "merge", "on_host"]
 
 
 class GroupMoments(NamedTuple):
@@ -91,6 +92,13 @@ def empty_moments(n_features, per_group_scatter=False):
         (), np.zeros(0), np.zeros((0, d)), np.zeros((d, d)),
         np.zeros((0, d, d)) if per_group_scatter else None,
     )
+
+
+def on_host(moments):
+    """The same moments with their scatters as numpy arrays (read back from a device)."""
+    return moments._replace(
+        scatter=np.asarray(moments.scatter),
+        group_scatter=None if moments.group_scatter is None else np.asarray(moments.group_scatter))
 
 
 class ShiftedSums:
@@ -265,12 +273,13 @@ def merge(a, b):
         return a
     if not a.keys and (a.group_scatter is None) == (b.group_scatter is None):
         return b
+    backend = backend_of(a.scatter)
     index = {key: i for i, key in enumerate(a.keys)}
     keys = list(a.keys)
     counts = list(a.counts)
     means = list(a.means)
     group_scatter = None if a.group_scatter is None else list(a.group_scatter)
-    scatter = a.scatter + b.scatter
+    shifts = []  # rows √(n_a n_b / n)·δ: the scatter gains their product, where it is
     for j, key in enumerate(b.keys):
         i = index.get(key)
         if i is None:
@@ -284,17 +293,19 @@ def merge(a, b):
         n_a, n_b = counts[i], b.counts[j]
         n = n_a + n_b
         delta = b.means[j] - means[i]
-        shift = (n_a * n_b / n) * np.outer(delta, delta)
+        shifts.append(np.sqrt(n_a * n_b / n) * delta)
         means[i] = means[i] + delta * (n_b / n)
         counts[i] = n
-        scatter += shift
         if group_scatter is not None:
-            group_scatter[i] = group_scatter[i] + b.group_scatter[j] + shift
+            group_scatter[i] = backend.add_gram(group_scatter[i] + b.group_scatter[j],
+                                                shifts[-1][None, :])
     d = a.n_features
+    scatter = backend.add_gram(a.scatter, np.reshape(shifts, (-1, d)))
+    scatter += b.scatter
     return GroupMoments(
         tuple(keys), np.asarray(counts, dtype=np.float64).reshape(-1),
         np.asarray(means, dtype=np.float64).reshape(-1, d), scatter,
-        None if group_scatter is None else np.asarray(group_scatter).reshape(-1, d, d),
+        None if group_scatter is None else backend.stack(group_scatter, (-1, d, d)),
     )
 
 
@@ -320,13 +331,12 @@ def coarsen(moments, coarse_key):
     np.add.at(means, index, moments.means * moments.counts[:, None])
     means /= counts[:, None]
     spread = (moments.means - means[index]) * np.sqrt(moments.counts)[:, None]
-    scatter = gram(spread)
-    scatter += moments.scatter  # in place: one new D×D array, not two
+    backend = backend_of(moments.scatter)
+    scatter = backend.add_gram(moments.scatter, spread)  # one new D×D array
     group_scatter = None
     if moments.group_scatter is not None:
-        group_scatter = np.zeros((len(keys), d, d))
-        for g in range(len(keys)):
-            fine = index == g
-            within = moments.group_scatter[fine].sum(axis=0)
-            group_scatter[g] = within + gram(spread[fine])
+        group_scatter = backend.stack([
+            backend.add_gram(backend.sum_first(moments.group_scatter[np.flatnonzero(index == g)]),
+                             spread[index == g])
+            for g in range(len(keys))], (len(keys), d, d))
     return GroupMoments(tuple(keys), counts, means, scatter, group_scatter)

@@ -184,7 +184,7 @@ def class_parts(moments, scatters, component_key):
             for label in dict.fromkeys(moments.labels)]
 
 
-def fit_per_class(components, parts, shrinkage, target=None, linalg=None):
+def fit_per_class(components, parts, shrinkage, target=None, backend=None):
     """The components, each with its class's covariance Σ_c(s).
 
     Parameters
@@ -197,8 +197,9 @@ def fit_per_class(components, parts, shrinkage, target=None, linalg=None):
     shrinkage : float in [0, 1]
     target : ndarray of shape (n_features,), optional
         The diagonal shrunk towards, for every class.
-    linalg : module, optional
-        Where the factorisations run.
+    backend : Backend, optional
+        Where the factorisations run (:func:`~.backend.get_backend`; the
+        host's by default).
 
     Returns
     -------
@@ -209,7 +210,7 @@ def fit_per_class(components, parts, shrinkage, target=None, linalg=None):
         Where a class holds several components: one fit per class, its
         components sharing its covariance (``domains`` are the classes).
     """
-    options = {} if linalg is None else {"linalg": linalg}
+    options = {"backend": backend}
     if target is None:
         nu = float(np.trace(components.scatter)) / components.total / components.n_features
         target = np.full(components.n_features, nu if nu > 0 else 1.0)

@@ -76,6 +76,7 @@ from scipy.optimize import brentq
 from scipy.special import gammaln, logsumexp, softmax
 from scipy.stats import qmc
 
+from .backend import backend_of
 from .gaussian import (
     GaussianFit,
     component_log_likelihoods,
@@ -140,7 +141,7 @@ def score_moments(moments, coef, intercept, basis):
     """
     projection = coef @ basis
     means = (moments.means @ coef + intercept) @ basis
-    scatter = projection.T @ moments.scatter @ projection
+    scatter = backend_of(moments.scatter).projected(moments.scatter, projection)
     scatter = (scatter + scatter.T) / 2  # symmetric to the last bit, for eigh
     return GroupMoments(moments.keys, moments.counts, means, scatter, None)
 

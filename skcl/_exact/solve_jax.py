@@ -1,12 +1,14 @@
 """The exact family's D×D linear algebra through JAX, in float64, on JAX's default device.
 
-The same functions as :mod:`.linalg` (the host's), for the solves of
-:mod:`.gaussian` and :mod:`.least_squares`, which take either module as
-their ``linalg``: the D×D work runs through ``jax.lax.linalg`` on JAX's
-default device, a GPU when there is one, and only what the rest of the
-solve reads comes back (the tridiagonal band and D×K products for least squares,
-the Cholesky factor for the Gaussian, whose scoring on the host needs it);
-Q's reflectors stay on the device.
+The same functions as :mod:`.linalg` (the host's), the ``linalg`` of the
+device's backend (:class:`~.device.DeviceBackend`): the D×D work runs as
+compiled programs (:mod:`.device_kernels`) on JAX's default device, a GPU
+when there is one. Matrices come in on the device (the scatter never
+leaves it; a host array is sent by an explicit ``jax.device_put``), and
+what is D×D stays there: the Cholesky factor, the eigenvectors, Q's
+reflectors. Only what the rest of the solve reads on the host comes back:
+eigenvalues, the tridiagonal band, the D×K products of a solve or a
+rotation.
 
 Everything is float64, switched on for these calls only with JAX's scoped
 ``jax.enable_x64`` context (a thread-local setting): importing skcl changes
@@ -17,27 +19,33 @@ the CPU: ``tests/test_exact_device.py``).
 
 import numpy as np
 
+from .backend import jax_module
+from .device_kernels import solve_kernels
 from .linalg import Band, tridiagonal_bands
 
 __all__ = ["band_reduction", "cholesky", "eigh", "rotate", "solve"]
 
 
-def _jax():
-    import jax
-    import jax.numpy as jnp
+def _on_device(array):
+    """``array`` on the device in float64: sent explicitly when it is the host's."""
+    jax = jax_module()
+    if isinstance(array, jax.Array):
+        return array
+    return jax.device_put(np.asarray(array, dtype=np.float64))
 
-    return jax, jnp
+
+def _finite(array):
+    return bool(solve_kernels()["all_finite"](array))
 
 
 def eigh(matrix):
-    """Eigenvalues (ascending) and eigenvectors, on the device in float64 (as :func:`.linalg.eigh`).
+    """Eigenvalues (ascending, on the host) and eigenvectors (on the device), float64.
 
-    Both come back to the host.
+    As :func:`.linalg.eigh`, but the D×D eigenvectors stay on the device.
     """
-    jax, jnp = _jax()
-    with jax.enable_x64(True):
-        values, vectors = jnp.linalg.eigh(jnp.asarray(matrix, dtype=jnp.float64))
-        return np.asarray(values), np.asarray(vectors)
+    with jax_module().enable_x64(True):
+        values, vectors = solve_kernels()["eigh"](_on_device(matrix))
+        return np.asarray(values), vectors
 
 
 def cholesky(matrix, overwrite=False):
@@ -51,26 +59,23 @@ def cholesky(matrix, overwrite=False):
     numpy.linalg.LinAlgError
         When ``matrix`` is not numerically positive definite (JAX gives NaN).
     """
-    jax, jnp = _jax()
-    with jax.enable_x64(True):
-        factor = np.asarray(jnp.linalg.cholesky(jnp.asarray(matrix, dtype=jnp.float64)))
-    if not np.isfinite(factor).all():
-        raise np.linalg.LinAlgError("Matrix is not positive definite.")
+    with jax_module().enable_x64(True):
+        factor = solve_kernels()["cholesky"](_on_device(matrix))
+        if not _finite(factor):
+            raise np.linalg.LinAlgError("Matrix is not positive definite.")
     return factor
 
 
 def solve(matrix, rhs):
-    """``matrix⁻¹ rhs`` on the device (as :func:`.linalg.solve`).
+    """``matrix⁻¹ rhs`` on the device (as :func:`.linalg.solve`), on the host (D×K).
 
     Raises
     ------
     numpy.linalg.LinAlgError
         When ``matrix`` is singular (numpy raises; JAX gives NaN or inf).
     """
-    jax, jnp = _jax()
-    with jax.enable_x64(True):
-        out = np.asarray(jnp.linalg.solve(jnp.asarray(matrix, dtype=jnp.float64),
-                                          jnp.asarray(rhs, dtype=jnp.float64)))
+    with jax_module().enable_x64(True):
+        out = np.asarray(solve_kernels()["solve"](_on_device(matrix), _on_device(rhs)))
     if not np.isfinite(out).all():
         raise np.linalg.LinAlgError("Singular matrix.")
     return out
@@ -88,22 +93,19 @@ def band_reduction(matrix, width=None, overwrite=False):
     Band
         T's band on the host, Q's reflectors on the device.
     """
-    jax, jnp = _jax()
-    with jax.enable_x64(True):
-        reduced, diagonal, off, taus = jax.lax.linalg.tridiagonal(
-            jnp.asarray(matrix, dtype=jnp.float64), lower=True)
-        return Band(tridiagonal_bands(np.asarray(diagonal), np.asarray(off)), reduced[1:, :-1],
-                    taus)
+    kernels = solve_kernels()
+    with jax_module().enable_x64(True):
+        reduced, diagonal, off, taus = kernels["tridiagonal"](_on_device(matrix))
+        return Band(tridiagonal_bands(np.asarray(diagonal), np.asarray(off)),
+                    kernels["reflectors"](reduced), taus)
 
 
 def rotate(reduction, columns, transpose=False):
-    """Q·Z, or Qᵀ·Z with ``transpose``, on the device (as :func:`.linalg.rotate`)."""
-    jax, jnp = _jax()
+    """Q·Z, or Qᵀ·Z with ``transpose``, on the device (as :func:`.linalg.rotate`); Z on the host."""
     out = np.array(columns, dtype=np.float64)
     if len(out) < 2 or out.shape[1] == 0:  # a width-1 band: H(j) acts from row j + 1
         return out
-    with jax.enable_x64(True):
-        out[1:] = np.asarray(jax.lax.linalg.ormqr(reduction.reflectors, reduction.taus,
-                                                  jnp.asarray(out[1:]), left=True,
-                                                  transpose=transpose))
+    with jax_module().enable_x64(True):
+        out[1:] = np.asarray(solve_kernels()["ormqr"](
+            reduction.reflectors, reduction.taus, _on_device(out[1:]), transpose=transpose))
     return out

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .backend import resolve_backend
+from .backend import get_backend
 from .holdout import HeldoutRule
 from .moments import ShiftedSums, merge
 
@@ -63,12 +63,14 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         Rows per chunk; by default 16 MB of float64, or 8·D rows when
         D×D is larger (with several threads, at most this, evened out so
         that each thread has as many chunks).
-    backend : {"numpy", "jax", "auto"}, default="numpy"
-        Where the products are computed: numpy's threads on the host, or
-        JAX's default device (:func:`~.device.device_shifted_sums`: the
-        same references, held-out rows and formulas, the sums equal to the
-        host's up to the order of the additions); "auto" as
-        :func:`~.backend.resolve_backend`.
+    backend : {"numpy", "jax", "auto"} or Backend, default="numpy"
+        Where the rows are shifted and multiplied
+        (:func:`~.backend.get_backend`): the same loop over the chunks
+        runs with the host's row operations (:class:`HostRows`: numpy's
+        threads) or the device's (:class:`~.device.DeviceRows`: the chunk
+        sent once, the sums kept on the device), with the same references,
+        held-out rows and formulas; the sums equal the host's up to the
+        order of the additions.
     precision : {"auto", "float64", "float32"}, default="auto"
         The device's products (see :mod:`~.device`); ignored by numpy.
 
@@ -89,42 +91,44 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     n, d = X.shape
+    backend = get_backend(backend) if isinstance(backend, str) else backend
     present, groups = _compact(np.asarray(y, dtype=np.intp), len(keys))
     weights = np.asarray(sample_weight, dtype=np.float64)
     rule = HeldoutRule(d, fraction, seed) if fraction > 0 and n else None
-    if resolve_backend(backend) == "jax":
-        from .device import device_shifted_sums
-
-        learned, held = device_shifted_sums(
-            X, groups, weights, _references(X, groups, len(present)), rule,
-            per_group_scatter=per_group_scatter, step=int(chunk_rows or _chunk_rows(d)),
-            precision=precision,
-        )
-    else:
-        learned, held = _host_shifted_sums(X, groups, weights, len(present), rule,
-                                           per_group_scatter, chunk_rows)
+    references = _references(X, groups, len(present))
+    step = max(1, min(int(chunk_rows or _chunk_rows(d)), max(n, 1)))
+    options = {} if backend.name == "numpy" else dict(itemsize=X.dtype.itemsize,
+                                                      precision=precision)
+    rows = backend.rows(references, per_group_scatter, step, rule, **options)
     keys = [keys[i] for i in present]
-    learned, held = learned.moments(keys), held.moments(keys)
-    # A NaN or an infinity anywhere in X reaches its group's mean and the
-    # scatter: checking those spares a pass over X.
-    for moments in (learned, held):
-        if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
-            raise ValueError("Input X contains NaN or infinity (or values too large to square).")
+    with backend.scope():
+        learned, held = _shifted_sums(X, groups, weights, rows, rule, per_group_scatter, step)
+        learned, held = learned.moments(keys), held.moments(keys)
+        # A NaN or an infinity anywhere in X reaches its group's mean and the
+        # scatter: checking those spares a pass over X.
+        for moments in (learned, held):
+            if not (np.isfinite(moments.means).all() and backend.all_finite(moments.scatter)):
+                raise ValueError(
+                    "Input X contains NaN or infinity (or values too large to square).")
     return learned, held
 
 
-def _host_shifted_sums(X, groups, weights, n_groups, rule, per_group_scatter, chunk_rows):
-    """The learned and held-out rows' :class:`ShiftedSums`, by numpy's threads."""
+def _shifted_sums(X, groups, weights, rows, rule, per_group_scatter, step):
+    """The learned and held-out rows' :class:`ShiftedSums`, the chunks shared among threads.
+
+    ``rows`` are the backend's row operations (:class:`HostRows`, or the
+    device's): the loop over the chunks (:func:`_chunk_sums`) is the same.
+    """
     n, d = X.shape
     root = None if np.all(weights == 1) else np.sqrt(weights)
-    references = _references(X, groups, n_groups)
-    step = int(chunk_rows or _chunk_rows(d))
-    n_workers, step = _workers(n, d, step, n_groups if per_group_scatter else 0)
+    n_workers = 1
+    if rows.parallel:
+        n_workers, step = _workers(n, d, step, rows.n_groups if per_group_scatter else 0)
+        rows.step = step
     starts = range(0, n, step)
 
     def sums_of(chunk_starts):
-        return _chunk_sums(X, groups, weights, root, references, rule, chunk_starts, step,
-                           per_group_scatter)
+        return _chunk_sums(X, groups, weights, root, rows, rule, chunk_starts, step)
 
     if n_workers == 1:
         return sums_of(starts)
@@ -140,38 +144,73 @@ def _host_shifted_sums(X, groups, weights, n_groups, rule, per_group_scatter, ch
     return learned, held
 
 
-def _chunk_sums(X, groups, weights, root, references, rule, starts, step, per_group_scatter):
+def _chunk_sums(X, groups, weights, root, rows, rule, starts, step):
     """The :class:`ShiftedSums` of the learned and the held-out rows of the chunks ``starts``."""
-    n, d = X.shape
-    learned, held = (ShiftedSums(references, per_group_scatter) for _ in range(2))
+    learned, held = rows.sums(), rows.sums()
     if not len(starts):
         return learned, held
-    # Buffers reused by every chunk: a fresh array per chunk costs more in
-    # page faults than the copy itself.
-    size = (min(step, n), d)
-    buffer = np.empty(size)
-    runs = _GroupRuns(size) if per_group_scatter else None
+    rows = rows.for_worker()
     # The held-out rows (a tenth) wait in a buffer of their own, so that
-    # their product is a large one, not one small one per chunk; of at most
-    # 16 MB (or a chunk), which the allocator reuses from task to task.
-    pending = _HeldRows((_held_rows(d, size[0]), d), held, runs)
+    # their product is a large one, not one small one per chunk.
+    pending = rows.pending(held)
     # NaN or infinity in X is reported by the caller, in words, not as
     # numpy's warnings (set here: numpy's error state is per thread).
     with np.errstate(invalid="ignore", over="ignore"):
         for start in starts:
-            rows = slice(start, start + step)
-            g, w, r = groups[rows], weights[rows], None if root is None else root[rows]
-            A, sums, projected = _shifted(X[rows], g, r, references, buffer, rule)
+            chunk = slice(start, start + step)
+            g, w, r = groups[chunk], weights[chunk], None if root is None else root[chunk]
+            A, sums, projected = rows.shifted(X[chunk], g, r, rule)
             if rule is not None:
                 out = rule.mask(projected)
                 if out.any():
                     sums -= pending.take(A, np.flatnonzero(out), g, w, r)
-                    A, g, w = _close_ranks(A, g, w, out)
-            if runs is not None:
-                A, g, w = runs.sort(A, g, w)
+                    A, g, w = rows.close_ranks(A, g, w, out)
+            if rows.per_group_scatter:
+                A, g, w = rows.sort(A, g, w)
             learned.add(A, g, w, sums)
         pending.flush()
     return learned, held
+
+
+class HostRows:
+    """The chunk loop's row operations on the host, in buffers reused by every chunk.
+
+    The device's are :class:`~.device.DeviceRows`, with the same methods.
+    Each thread of the loop works on its own copy (:meth:`for_worker`).
+    """
+
+    #: Whether the chunks may be shared among threads (:func:`_workers`).
+    parallel = True
+
+    def __init__(self, references, per_group_scatter, step, rule):
+        self.references, self.per_group_scatter = references, per_group_scatter
+        self.n_groups, self.d = references.shape
+        self.step, self.rule = step, rule
+
+    def for_worker(self):
+        """A copy with its own buffers (the chunk's, and one to sort groups into runs)."""
+        worker = HostRows(self.references, self.per_group_scatter, self.step, self.rule)
+        # Buffers reused by every chunk: a fresh array per chunk costs more in
+        # page faults than the copy itself.
+        worker.buffer = np.empty((self.step, self.d))
+        worker.runs = _GroupRuns(worker.buffer.shape) if self.per_group_scatter else None
+        return worker
+
+    def sums(self):
+        return ShiftedSums(self.references, self.per_group_scatter)
+
+    def shifted(self, X, groups, root, rule):
+        return _shifted(X, groups, root, self.references, self.buffer, rule)
+
+    def close_ranks(self, A, groups, weights, out):
+        return _close_ranks(A, groups, weights, out)
+
+    def sort(self, A, groups, weights):
+        return self.runs.sort(A, groups, weights)
+
+    def pending(self, held):
+        """The held-out rows' buffer: 16 MB (or a chunk), reused by the allocator."""
+        return _HeldRows((_held_rows(self.d, self.buffer.shape[0]), self.d), held, self.runs)
 
 
 def _workers(n_rows, n_features, step, n_group_products):

@@ -118,7 +118,8 @@ _EXACT_PARAMS = """
         JAX on its default device. "auto" takes JAX only when the process
         has already imported JAX and its device is a GPU or TPU; it never
         imports JAX itself ("jax" does). ``backend_`` says which did the
-        work (see the user guide's "At scale").
+        work (see the user guide's "At scale"). On JAX the sums stay on
+        the device: ``moments_``'s scatters are JAX arrays there.
     decay : float in (0, 1], default=1.0
         λ, the factor by which each ``partial_fit`` call multiplies the
         weight of every row learned before it: after T calls, call t's

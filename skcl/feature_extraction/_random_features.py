@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._exact.backend import BACKENDS, resolve_backend
+from .._exact.backend import BACKENDS, get_backend, resolve_backend
 from .._utils.validation import (
     Interval,
     StrOptions,
@@ -410,7 +410,7 @@ def features(X, weights, bias, centre, spread, activation, backend):
                          f"RandomFeatures.transform of {n} rows: the {n} × {k} {dtype} "
                          f"features, W and one block")
     check_preactivations(X, weights, bias, centre, spread, max(1, _BLOCK_VALUES // max(d, 1)))
-    if backend == "jax":
+    if get_backend(backend).name == "jax":
         from .._exact.device import random_features_on_device
 
         # The device gets standardised rows (made dense a block at a time on

@@ -7,8 +7,7 @@ import numpy as np
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
-from .. import linalg as host_linalg
-from .. import solve_jax
+from ..backend import get_backend
 from ..base import _STATE_LOCK, ExactClassifier, choose
 from ..components import component_keys
 from ..domains import domain_log_likelihoods, fit_domains
@@ -22,7 +21,15 @@ from ..gaussian import (
     heldout_log_likelihood,
     oas_shrinkage,
 )
-from ..moments import GroupMoments, class_group, class_of, coarsen, empty_moments, merge
+from ..moments import (
+    GroupMoments,
+    class_group,
+    class_of,
+    coarsen,
+    empty_moments,
+    merge,
+    on_host,
+)
 from ..per_class import (
     class_parts,
     combine,
@@ -311,13 +318,26 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
                     self.heldout_class_scatters_.scaled(decay), held, held_sums)
             super()._commit(moments, heldout, classes_, task_scales, record)
 
-    def _component_key(self, everything):
+    def _component_key(self, everything, backend):
         """A (task, class) group's component, decided on the moments of every row."""
         if self.components == "class":
             return class_group
         if self.components == "task_class":
             return lambda key: key
-        return component_keys(everything, self._rows()).__getitem__
+        return component_keys(everything, self._rows(), backend).__getitem__
+
+    def _solve_backend(self, moments, heldout):
+        """The backend of the solve, and the moments there.
+
+        The device's for the shared covariance at a fixed or OAS shrinkage;
+        the held-out shrinkage and the per-class and per-domain covariances
+        are solved on the host from the moments sent there (explicitly).
+        """
+        backend = self._backend()
+        if backend.name == "numpy" or (self.covariance == "shared"
+                                       and self.shrinkage != "heldout"):
+            return backend, moments, heldout
+        return get_backend("numpy"), on_host(moments), on_host(heldout)
 
     def _rows(self):
         """The rows learned and not forgotten: what the components' test counts,
@@ -325,12 +345,14 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         return self._rows_learned()
 
     def _solve(self, moments, heldout):
-        shared = self.covariance == "shared"
+        # "per_domain" picks its held-out shrinkage on the pooled
+        # covariance (one s, then applied to every domain's Σ_r).
+        shared = self.covariance != "per_class"
         per_class = self.covariance == "per_class"
+        backend, moments, heldout = self._solve_backend(moments, heldout)
         everything = merge(moments, heldout)
-        key = self._component_key(everything)
+        key = self._component_key(everything, backend)
         components = coarsen(everything, key)
-        linalg = solve_jax if self._on_device() else host_linalg
         if per_class:
             learned_sums, held_sums = self._class_sums(moments, heldout)
             parts = class_parts(everything, combine(moments, learned_sums, heldout, held_sums),
@@ -342,16 +364,18 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
             # Its sample size is the weight: an integer weight is that many
             # copies of its row (scikit-learn's contract), unlike the
             # components' test, which counts rows.
-            shrinkage, target = oas_shrinkage(components.scatter, components.total)
+            shrinkage, target = oas_shrinkage(components.scatter, components.total,
+                                              backend=backend)
         elif shrinkage == "heldout":
             learned, held = coarsen(moments, key), coarsen(heldout, key)
             if learned.total > 0 and held.total > 0 and per_class:
                 nu = float(np.trace(learned.scatter)) / learned.total / learned.n_features
                 scores = heldout_per_class(class_parts(moments, learned_sums, key),
                                            class_parts(heldout, held_sums, key),
-                                           SHRINKAGE_GRID, nu or 1.0, linalg)
+                                           SHRINKAGE_GRID, nu or 1.0, backend.linalg)
             elif learned.total > 0 and held.total > 0:
-                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared, linalg)
+                scores = heldout_log_likelihood(learned, held, SHRINKAGE_GRID, shared,
+                                                backend.linalg)
             shrinkage = choose(SHRINKAGE_GRID, scores, FALLBACK_SHRINKAGE, "max")
         domains = None
         if self.covariance == "per_domain":
@@ -361,14 +385,14 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
                     "is set from the first task. Call fit, or clone the estimator, to start "
                     "a new sequence.")
             components, domains = fit_domains(
-                everything, self.task_scatters_, key,
-                "auto" if self.shrinkage == "auto" else float(shrinkage), linalg,
+                everything, [backend.host(S) for S in self.task_scatters_], key,
+                "auto" if self.shrinkage == "auto" else float(shrinkage), backend,
                 float(self.domain_pooling))
             shared = True
         if per_class:
-            fit, domains = fit_per_class(components, parts, float(shrinkage), target, linalg)
+            fit, domains = fit_per_class(components, parts, float(shrinkage), target, backend)
         else:
-            fit = fit_gaussian(components, float(shrinkage), shared, target, linalg)
+            fit = fit_gaussian(components, float(shrinkage), shared, target, backend)
         labels = np.array(components.labels, dtype=self.classes_.dtype)
         return {
             "gaussians_": fit,
@@ -417,8 +441,10 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         if self.domain_gaussians_ is not None:
             scores = student_t_log_likelihoods if self.predictive == "student_t" else None
             joint = domain_log_likelihoods(self.domain_gaussians_, X, scores)
-        elif self.predictive == "student_t":
-            joint = student_t_log_likelihoods(self.gaussians_, self.shrinkage_, X)
+        elif self.predictive == "student_t":  # the host's arithmetic (factors sent there)
+            fit = self.gaussians_
+            joint = student_t_log_likelihoods(fit._replace(factors=np.asarray(fit.factors)),
+                                              self.shrinkage_, X)
         else:
             joint = component_log_likelihoods(self.gaussians_, X)
         return class_log_joint(joint, self.component_classes_, self.classes_)

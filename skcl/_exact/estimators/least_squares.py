@@ -7,8 +7,7 @@ import numpy as np
 
 from ..._utils.docstrings import fill_doc
 from ..._utils.validation import Interval, StrOptions, store_parameters
-from .. import linalg as host_linalg
-from .. import solve_jax
+from ..backend import get_backend
 from ..base import ExactClassifier, all_moments, choose
 from ..forgetting_methods import ForgettingMixin
 from ..least_squares import (
@@ -22,7 +21,7 @@ from ..least_squares import (
     heldout_squared_error,
     ridge_spectrum,
 )
-from ..moments import by_class, merge
+from ..moments import by_class, merge, on_host
 from ..predictive import (
     class_log_joint,
     log_normalise,
@@ -172,13 +171,16 @@ class LeastSquaresClassifier(ForgettingMixin, ExactClassifier):
         return np.array(moments.labels, dtype=self.classes_.dtype)
 
     def _solve(self, moments, heldout):
+        backend = self._backend()
+        if self.alpha == "heldout" and backend.name != "numpy":
+            # The held-out rule's spectrum is the host's (moments sent there).
+            backend, moments, heldout = get_backend("numpy"), on_host(moments), on_host(heldout)
         everything, targets = self._by_class(merge(moments, heldout))
-        linalg = solve_jax if self._on_device() else host_linalg
         alpha, scores = self.alpha, None
         if alpha == "auto":
             # GCV of every row, from the one reduction to band form that also
             # gives the coefficients.
-            spectrum = ridge_spectrum(everything, targets, linalg)
+            spectrum = ridge_spectrum(everything, targets, backend)
             alphas = np.asarray(RELATIVE_ALPHA_GRID) * spectrum.scale
             scores = gcv_scores(spectrum, alphas)
             alpha = choose(alphas, scores, FALLBACK_RELATIVE_ALPHA * spectrum.scale, "min")
@@ -191,10 +193,10 @@ class LeastSquaresClassifier(ForgettingMixin, ExactClassifier):
                     alphas = (np.asarray(RELATIVE_ALPHA_GRID)
                               * alpha_scale(learned, learned_targets))
                     scores = heldout_squared_error(learned, learned_targets, held,
-                                                   held_targets, alphas, linalg)
+                                                   held_targets, alphas, backend.linalg)
                 relative = choose(RELATIVE_ALPHA_GRID, scores, FALLBACK_RELATIVE_ALPHA, "min")
                 alpha = relative * alpha_scale(everything, targets)
-            fit = fit_ridge(everything, targets, float(alpha), linalg)
+            fit = fit_ridge(everything, targets, float(alpha), backend)
         return {
             "coef_": fit.coef.T,
             "intercept_": fit.intercept,
@@ -204,7 +206,7 @@ class LeastSquaresClassifier(ForgettingMixin, ExactClassifier):
 
     def _scores(self, X):
         """s = Bᵀx + b, of shape (n_samples, n_targets), for checked X."""
-        return np.asarray(X, dtype=np.float64) @ self.coef_.T + self.intercept_
+        return self._backend().row_products(X, self.coef_.T) + self.intercept_
 
     def _decision_columns(self, X):
         # The ridge's scores, but for the discriminant's reading, whose
