@@ -161,7 +161,7 @@ def _set_up(X, y, weights, batch_size, learning_rate, n_epochs, *, pad=False,
 
 
 def minimize(model, consolidation, state, params, X, y, weights, key, learning_rate, *,
-             n_epochs, batch_size, schedule="one_cycle"):
+             n_epochs, batch_size, schedule="one_cycle", on_epoch=None):
     """Learn one task: Adam with a cosine one-cycle schedule over minibatches.
 
     Minimises Σ_batches [data term + penalty / n_batches] per epoch, the
@@ -200,6 +200,12 @@ def minimize(model, consolidation, state, params, X, y, weights, key, learning_r
         The schedule runs over ``n_epochs × n_batches`` steps.
     schedule : {"one_cycle", "constant"}, default="one_cycle"
         See :func:`learning_rates`.
+    on_epoch : callable, default=None
+        Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
+        1), to show progress: the epochs then run one compiled call each,
+        the very program of the whole run scanned over one epoch at a
+        time, so the result is the same to the bit (tested); only the
+        dispatch of each epoch is added. Its return value is ignored.
 
     Returns
     -------
@@ -213,9 +219,22 @@ def minimize(model, consolidation, state, params, X, y, weights, key, learning_r
                                             n_epochs, pad=True, schedule=schedule)
     batches = epoch_batches(key, n_samples=sizes.n_samples, n_rows=sizes.n_rows,
                             batch_size=sizes.batch_size, n_epochs=n_epochs, n_slots=sizes.n_slots)
-    return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
-                              rates, batches, np.float32(sizes.n_batches),
-                              padded=sizes.padded))
+    n_batches = np.float32(sizes.n_batches)
+    if on_epoch is None:
+        return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
+                                  rates, batches, n_batches, padded=sizes.padded))
+    start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
+                                         model=model)
+    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
+    epoch_losses = []
+    for epoch in range(n_epochs):
+        one = jax.tree.map(lambda a, e=epoch: a[e:e + 1], batches)
+        carry, loss = _epochs(model, consolidation, state, X, y, weights, rates, carry, one,
+                              n_batches, padded=sizes.padded)
+        epoch_losses.append(loss[0])
+        on_epoch(epoch + 1, float(loss[0]))
+    params, _, trace = carry
+    return Trained(params, jnp.stack(epoch_losses), trace, start_loss)
 
 
 @partial(jax.jit, static_argnames=("model", "padded"))
@@ -223,12 +242,29 @@ def _minimize(model, consolidation, state, params, X, y, weights, key, rates, ba
               *, padded):
     """:func:`minimize`'s compiled part, on padded data and minibatches."""
     optimiser = _optimiser(rates)
-    epoch = partial(_epoch, model, consolidation, state, X, y, weights, optimiser, n_batches,
-                    padded=padded)
     start_loss = _objective_value(model, consolidation, state, params, X, y, weights, key)
     carry0 = _initial_carry(consolidation, state, params, optimiser)
-    (params, _, trace), epoch_losses = jax.lax.scan(epoch, carry0, batches)
+    (params, _, trace), epoch_losses = _scan_epochs(model, consolidation, state, X, y, weights,
+                                                    optimiser, carry0, batches, n_batches,
+                                                    padded=padded)
     return params, epoch_losses, trace, start_loss
+
+
+def _scan_epochs(model, consolidation, state, X, y, weights, optimiser, carry, batches,
+                 n_batches, *, padded):
+    """``lax.scan`` of :func:`_epoch` over the epochs of ``batches``: the whole run's
+    loop, also run one epoch at a time (:func:`_epochs`) for progress."""
+    epoch = partial(_epoch, model, consolidation, state, X, y, weights, optimiser, n_batches,
+                    padded=padded)
+    return jax.lax.scan(epoch, carry, batches)
+
+
+@partial(jax.jit, static_argnames=("model", "padded"))
+def _epochs(model, consolidation, state, X, y, weights, rates, carry, batches, n_batches, *,
+            padded):
+    """:func:`minimize`'s loop over the epochs of ``batches`` from ``carry``, compiled."""
+    return _scan_epochs(model, consolidation, state, X, y, weights, _optimiser(rates), carry,
+                        batches, n_batches, padded=padded)
 
 
 def _epoch(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batches, *,
