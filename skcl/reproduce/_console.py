@@ -5,7 +5,7 @@ answers at once. Progress goes through :mod:`logging` (logger ``skcl``):
 :func:`progress_shown` prints its INFO records and follows its DEBUG ones
 (a method's start, each grid candidate, each task learned, each epoch of
 a long task), so that a long method prints where it is, with a rate and
-an estimate, when nothing else was printed for 25 s (so that a line
+an estimate, when nothing else was printed for 20 s (so that a line
 comes at least every 30 s).
 """
 
@@ -66,10 +66,11 @@ class _Progress(logging.Handler):
     a task that trains in many minibatches.
     """
 
-    # 25 s, not the promised 30: on a loaded machine the heartbeat's thread
-    # waits for the interpreter (a line came 34 s after the last at 30 s,
-    # load average 20 on 2 cores).
-    def __init__(self, stream, bar=None, shown=logging.INFO, every=25.0):
+    # 20 s, not the promised 30: the heartbeat's thread needs the interpreter,
+    # which a long LAPACK call through scipy's wrappers keeps (the exact
+    # family's dsytrd on 784 pixels: under 1 s idle, 5-7 s at load average
+    # 22 on 2 cores, where lines came 34 s apart at 30 s and 32 s at 25 s).
+    def __init__(self, stream, bar=None, shown=logging.INFO, every=20.0):
         super().__init__()
         self.stream, self.bar, self.shown, self.every = stream, bar, shown, every
         self.last_line = self.started = time.monotonic()
