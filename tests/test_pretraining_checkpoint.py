@@ -84,3 +84,34 @@ def test_a_checkpoint_of_another_run_is_refused(digits, tmp_path):
     path.write_bytes(b"not an archive")
     with pytest.raises(ValueError, match="not a readable pre-training checkpoint"):
         PretrainedFeatureExtractor(**SETTINGS, checkpoint=path).fit(X, y)
+
+
+def test_skcl_reproduce_resumes_its_pretraining_from_the_output_folder(tmp_path, monkeypatch):
+    # pretrained_extractor keeps a checkpoint beside the cached weights while
+    # it pre-trains; a stopped run resumes from it, and once the weights are
+    # saved the checkpoint is removed. A stand-in task: 8x8 digits as images.
+    import dataclasses
+
+    from sklearn.utils import Bunch
+
+    from skcl.reproduce import _extractors
+    from skcl.reproduce._sequences import PRETRAINING
+
+    X, y = load_digits(return_X_y=True)
+    images = (X.reshape(-1, 8, 8) * 16).astype(np.uint8)
+    task = Bunch(train=(images[:300], y[:300]), validation=(images[300:400], y[300:400]))
+    option = dataclasses.replace(PRETRAINING["mnist"], loader=lambda root, download: task,
+                                 n_epochs=3, batch_size=32)
+    monkeypatch.setitem(PRETRAINING, "mnist", option)
+    uninterrupted, _ = _extractors.pretrained_extractor("mnist", log=lambda line: None)
+    with monkeypatch.context() as patch:
+        _stopped_after(2, patch)
+        with pytest.raises(KeyboardInterrupt):
+            _extractors.pretrained_extractor("mnist", cache_dir=tmp_path, log=lambda line: None)
+    assert [p.name for p in tmp_path.iterdir()] == ["mnist_cnn4_3epochs_seed0.checkpoint.npz"]
+    resumed, info = _extractors.pretrained_extractor("mnist", cache_dir=tmp_path,
+                                                     log=lambda line: None)
+    assert info["source"] == "pre-trained"
+    np.testing.assert_array_equal(resumed.theta_, uninterrupted.theta_)
+    assert [p.name for p in tmp_path.iterdir()] == ["mnist_cnn4_3epochs_seed0.npz"]
+    assert resumed.checkpoint is None
