@@ -23,10 +23,11 @@ CPU cores, printing each epoch's loss (the cross entropy summed over the
 estimate of what is left. Everything the script writes goes to
 ``skcl_output/`` (or the folder ``SKCL_OUTPUT_DIR`` names): the weights,
 saved when the pre-training ends and reused by the next run (which then
-takes 2.5 minutes), and each method's result as it finishes, so that a
-run stopped during the searches resumes where it stopped. (A pre-training
-stopped halfway starts again: the extractor cannot resume from the middle
-of its schedule.) ``python examples/split_mnist_pipeline.py --small``
+takes 2.5 minutes), a checkpoint of the pre-training after each epoch
+(``checkpoint=``: a run stopped during the pre-training resumes after its
+last complete epoch, with the weights an uninterrupted run gives), and
+each method's result as it finishes, so that a run stopped during the
+searches resumes where it stopped. ``python examples/split_mnist_pipeline.py --small``
 pre-trains on 5,000 images for 2 epochs and learns 1,000 images per task
 (a few minutes; not the numbers below). The documentation's build does
 not run this script; on the development machine (two CPU cores) the full
@@ -65,6 +66,7 @@ OUTPUT = Path(os.environ.get("SKCL_OUTPUT_DIR", "skcl_output"))  # every example
 OUTPUT.mkdir(parents=True, exist_ok=True)
 RUN = "small" if SMALL else "full"
 WEIGHTS = OUTPUT / f"fashion-mnist_cnn4_{RUN}.npz"
+CHECKPOINT = OUTPUT / f"fashion-mnist_cnn4_{RUN}.checkpoint.npz"  # after each epoch
 RESULTS = OUTPUT / f"split_mnist_pipeline_{RUN}.json"  # each method's result, as it finishes
 LAMBDAS = [1, 10, 100, 1000, 10000]
 # Appendix C: 20 epochs, base learning rate 0.01, minibatches of 64.
@@ -83,7 +85,7 @@ METHODS = [
 
 extractor = PretrainedFeatureExtractor(
     "cnn4", n_epochs=PRETRAIN_EPOCHS, batch_size=64, learning_rate=0.01, random_state=0,
-    verbose=1,
+    verbose=1, checkpoint=CHECKPOINT,
 )
 start = time.perf_counter()
 if WEIGHTS.is_file():
@@ -95,6 +97,7 @@ else:
     extractor.fit(X_pretrain[:N_PRETRAIN], y_pretrain[:N_PRETRAIN])
     print(f"Fashion-MNIST validation accuracy: {extractor.score(*fashion.validation):.3f}")
     extractor.save_weights(WEIGHTS)
+    CHECKPOINT.unlink()  # the weights are saved: the checkpoint has done its job
     print(f"extractor saved to {WEIGHTS}")
 extractor.set_params(verbose=0)  # progress of the pre-training only
 print(f"extractor ready in {time.perf_counter() - start:.0f} s")

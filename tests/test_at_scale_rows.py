@@ -181,3 +181,23 @@ def test_randumb_refuses_up_front_where_the_loaded_openblas_crashes(monkeypatch)
     for sound in ({**library, "num_threads": 1}, {**library, "internal_api": "mkl"}):
         monkeypatch.setattr("threadpoolctl.threadpool_info", lambda sound=sound: [sound])
         RanDumbJoint(300, random_state=0).fit(X0, y0)  # one thread, or another BLAS: runs
+
+
+def test_randumb_refits_once_per_prediction_after_new_rows(monkeypatch):
+    # The refit on everything seen waits for a prediction: a sequence scored
+    # only at its end (a search's validation) fits once, not once a task.
+    # Before, every partial_fit refitted (3 fits here where 1 is used).
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
+
+    fits = []
+    original = LDA.fit
+    monkeypatch.setattr(LDA, "fit", lambda self, X, y: fits.append(len(y)) or original(self, X, y))
+    data = load_ci_split_wine()
+    model = RanDumbJoint(100, random_state=0)
+    for X, y in data.train:
+        model.partial_fit(X, y, classes=data.classes)
+    X_test = np.vstack([X for X, _ in data.test])
+    first = model.predict_proba(X_test)
+    np.testing.assert_array_equal(model.predict_proba(X_test), first)
+    model.predict(X_test)
+    assert fits == [sum(len(y) for _, y in data.train)]

@@ -429,4 +429,37 @@ def test_a_long_method_prints_where_it_is():
     line = stream.getvalue()
     assert line.startswith("  ... [CI MNIST pixels] RanDumb: running for")
     assert "grid candidate 1/3 done" in line and "s left" in line
-    assert "task 2/5 learned" in line and "start" not in line
+    assert "task 2/5 learned" in line and "start" not in line and "epoch" not in line
+
+
+def test_a_long_task_prints_its_epoch(caplog):
+    """A task of many minibatches reports each epoch at DEBUG (its estimator's
+    epoch_progress); the heartbeat names the epoch, its time and what is left."""
+    import io
+
+    from sklearn.datasets import load_digits
+
+    from skcl import FineTuningClassifier
+    from skcl.reproduce._console import _Progress
+
+    X, y = load_digits(return_X_y=True)
+    stream = io.StringIO()
+    handler = _Progress(stream, every=0.0)
+    log = logging.getLogger("skcl")
+    old_level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    try:
+        logging.getLogger("skcl.reproduce").debug(
+            "start", extra={"skcl_method_start": "[Digits] Fine-tuning"})
+        logging.getLogger("skcl.reproduce").debug("task", extra={"skcl_task": (1, 5)})
+        FineTuningClassifier(n_epochs=4, batch_size=16, random_state=0).fit(X[:600] / 16,
+                                                                            y[:600])
+        handler.heartbeat()
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(old_level)
+    line = stream.getvalue()
+    assert line.startswith("  ... [Digits] Fine-tuning: running for"), line
+    assert "task 1/5 learned" in line
+    assert "the next task at epoch 4/4 (" in line and "about 0 s left in it)" in line, line

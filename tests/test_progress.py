@@ -14,7 +14,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
-from skcl import FineTuningClassifier
+from skcl import FineTuningClassifier, SIClassifier
 from skcl.feature_extraction import BackboneFeatureExtractor, PretrainedFeatureExtractor
 from skcl.model_selection import SequenceGridSearch, SequenceRandomizedSearch
 
@@ -106,6 +106,63 @@ def test_backbone_bar_counts_batches_and_not_cache_hits(digits, bars, capsys, tm
     assert_one_finished_bar(bars, capsys, total=5, unit="batch")
     np.testing.assert_array_equal(extractor.transform(X[:300]), plain)  # from the cache
     assert not bars
+
+
+# ----------------------------------------------------------------------------
+# Gradient-trained classifiers: each epoch as it ends (verbose=2, or a DEBUG
+# listener such as skcl reproduce's heartbeat for tasks of many minibatches).
+
+
+def _epoch_lines(caplog):
+    return [r for r in caplog.records if r.name == "skcl.estimators" and hasattr(r, "skcl_epoch")]
+
+
+# CI Split Iris's tasks hold one species each: the advice is not this test's point.
+@pytest.mark.filterwarnings("ignore::skcl.exceptions.SingleClassTaskWarning")
+@pytest.mark.parametrize("cls", [FineTuningClassifier, SIClassifier], ids=lambda c: c.__name__)
+def test_each_epoch_is_reported_as_it_ends_and_changes_no_result(iris, caplog, cls):
+    settings = dict(n_epochs=10, batch_size=16, learning_rate=0.1, random_state=0)
+    plain, shown = cls(**settings), cls(**settings, verbose=2)
+    seen = []
+    for (X, y), task in zip(iris.train[:2], (1, 2)):
+        plain.partial_fit(X, y, classes=iris.classes)
+        caplog.clear()
+        with caplog.at_level("INFO", logger="skcl"):
+            shown.partial_fit(X, y, classes=iris.classes)
+        lines = _epoch_lines(caplog)
+        assert [r.skcl_epoch[:2] for r in lines] == [(e, 10) for e in range(1, 11)]
+        for record, loss in zip(lines, shown.loss_curve_):
+            message = record.getMessage()
+            assert message.startswith(f"[{cls.__name__}] task {task}, epoch "), message
+            # The loss printed with its meaning: per example, and summed over the task.
+            assert f"loss {loss / len(y):.4g} per example ({loss:.6g} summed over {len(y)} " \
+                   "examples, the penalty included)" in message, message
+            assert " s an epoch, about " in message and message.endswith(" s left")
+        assert lines[-1].getMessage().endswith("about 0 s left")
+        seen.append(shown.theta_)
+        # The epochs ran one at a time, the whole loop's program: the same bits.
+        np.testing.assert_array_equal(shown.theta_, plain.theta_)
+        np.testing.assert_array_equal(shown.loss_curve_, plain.loss_curve_)
+    np.testing.assert_array_equal(shown.predict_proba(iris.test[0][0]),
+                                  plain.predict_proba(iris.test[0][0]))
+
+
+def test_a_debug_listener_gets_the_epochs_of_long_tasks_only(digits, iris, caplog):
+    X, y = digits
+    with caplog.at_level("DEBUG", logger="skcl"):
+        FineTuningClassifier(n_epochs=3, batch_size=16, random_state=0).fit(X[:600], y[:600])
+    lines = _epoch_lines(caplog)  # 38 minibatches an epoch: each epoch, at DEBUG
+    assert [r.skcl_epoch[:2] for r in lines] == [(1, 3), (2, 3), (3, 3)]
+    assert {r.levelname for r in lines} == {"DEBUG"}
+    assert "summed over 600 examples" in lines[0].getMessage()
+    caplog.clear()
+    with caplog.at_level("DEBUG", logger="skcl"):  # 2 minibatches an epoch: the task's end
+        FineTuningClassifier(n_epochs=3, batch_size=16, random_state=0).partial_fit(
+            *iris.train[0], classes=iris.classes)
+    assert not _epoch_lines(caplog)
+    caplog.clear()
+    FineTuningClassifier(n_epochs=3, batch_size=16, random_state=0).fit(X[:600], y[:600])
+    assert not _epoch_lines(caplog)  # nobody listens at DEBUG: no record
 
 
 # ----------------------------------------------------------------------------

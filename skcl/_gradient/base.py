@@ -37,9 +37,10 @@ from .consolidation import FinishedTask
 from .deferred_folds import UNSET, PendingFoldMixin
 from .divergence import check_trained
 from .growth import grow_network
+from .minibatches import n_minibatches
 from .model import Model
 from .networks import MLP, apply_numpy
-from .reporting import epoch_callback, report_task
+from .reporting import epoch_callback, epoch_progress, report_task
 from .training import SCHEDULES, minimize, minimize_epochwise
 
 __all__ = ["GradientClassifier"]
@@ -295,13 +296,20 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         return params, losses, trained.trace
 
     def _train(self, model, method, state, start_params, X, y, w, key):
-        """One task's training loop: compiled whole, or epoch by epoch for the callback."""
+        """One task's training loop: compiled whole, or epoch by epoch for the callback.
+
+        Progress after each epoch (:func:`~skcl._gradient.reporting.epoch_progress`)
+        runs the whole loop's program one epoch at a time: the same result.
+        """
         args = (model, method, state, start_params, X, y, w, key, float(self.learning_rate))
         kwargs = dict(n_epochs=int(self.n_epochs), batch_size=int(self.batch_size),
                       schedule=self.learning_rate_schedule)
+        task = self.n_tasks_seen_ + 1
+        n_batches = n_minibatches(len(y), min(int(self.batch_size), len(y)))
+        progress = epoch_progress(self, task, len(y), n_batches)
         if self.callback is None:
-            return minimize(*args, **kwargs)
-        on_epoch = epoch_callback(self, task=self.n_tasks_seen_ + 1)
+            return minimize(*args, **kwargs, on_epoch=progress)
+        on_epoch = epoch_callback(self, task=task, progress=progress)
         return minimize_epochwise(*args, **kwargs, on_epoch=on_epoch)
 
     def _divergence_advice(self):

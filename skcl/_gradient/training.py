@@ -40,6 +40,7 @@ from .compilation_cache import setup as _setup_compilation_cache
 from .minibatches import epoch_batches, one_epoch_batches, pad_to, task_sizes
 
 __all__ = [
+    "EpochState",
     "Trained",
     "learning_rates",
     "minimize",
@@ -64,6 +65,19 @@ class Trained(NamedTuple):
     epoch_losses: Any
     trace: Any
     start_loss: Any = None
+
+
+class EpochState(NamedTuple):
+    """A run of :func:`minimize_stepwise` after ``epoch`` epochs: what continues it.
+
+    ``leaves``: the carry's arrays (parameters, the optimiser's moments and
+    step count, the trace), in ``jax.tree.leaves`` order, as NumPy arrays
+    a checkpoint can store; ``epoch_losses``: the loss of each epoch run.
+    """
+
+    epoch: int
+    leaves: list
+    epoch_losses: Any
 
 
 SCHEDULES = ("one_cycle", "constant")
@@ -161,7 +175,7 @@ def _set_up(X, y, weights, batch_size, learning_rate, n_epochs, *, pad=False,
 
 
 def minimize(model, consolidation, state, params, X, y, weights, key, learning_rate, *,
-             n_epochs, batch_size, schedule="one_cycle"):
+             n_epochs, batch_size, schedule="one_cycle", on_epoch=None):
     """Learn one task: Adam with a cosine one-cycle schedule over minibatches.
 
     Minimises Σ_batches [data term + penalty / n_batches] per epoch, the
@@ -200,6 +214,12 @@ def minimize(model, consolidation, state, params, X, y, weights, key, learning_r
         The schedule runs over ``n_epochs × n_batches`` steps.
     schedule : {"one_cycle", "constant"}, default="one_cycle"
         See :func:`learning_rates`.
+    on_epoch : callable, default=None
+        Called as ``on_epoch(epoch, loss)`` after each epoch (counted from
+        1), to show progress: the epochs then run one compiled call each,
+        the very program of the whole run scanned over one epoch at a
+        time, so the result is the same to the bit (tested); only the
+        dispatch of each epoch is added. Its return value is ignored.
 
     Returns
     -------
@@ -213,9 +233,22 @@ def minimize(model, consolidation, state, params, X, y, weights, key, learning_r
                                             n_epochs, pad=True, schedule=schedule)
     batches = epoch_batches(key, n_samples=sizes.n_samples, n_rows=sizes.n_rows,
                             batch_size=sizes.batch_size, n_epochs=n_epochs, n_slots=sizes.n_slots)
-    return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
-                              rates, batches, np.float32(sizes.n_batches),
-                              padded=sizes.padded))
+    n_batches = np.float32(sizes.n_batches)
+    if on_epoch is None:
+        return Trained(*_minimize(model, consolidation, state, params, X, y, weights, key,
+                                  rates, batches, n_batches, padded=sizes.padded))
+    start_loss = _jitted_objective_value(consolidation, state, params, X, y, weights, key,
+                                         model=model)
+    carry = _initial_carry(consolidation, state, params, _optimiser(rates))
+    epoch_losses = []
+    for epoch in range(n_epochs):
+        one = jax.tree.map(lambda a, e=epoch: a[e:e + 1], batches)
+        carry, loss = _epochs(model, consolidation, state, X, y, weights, rates, carry, one,
+                              n_batches, padded=sizes.padded)
+        epoch_losses.append(loss[0])
+        on_epoch(epoch + 1, float(loss[0]))
+    params, _, trace = carry
+    return Trained(params, jnp.stack(epoch_losses), trace, start_loss)
 
 
 @partial(jax.jit, static_argnames=("model", "padded"))
@@ -223,12 +256,29 @@ def _minimize(model, consolidation, state, params, X, y, weights, key, rates, ba
               *, padded):
     """:func:`minimize`'s compiled part, on padded data and minibatches."""
     optimiser = _optimiser(rates)
-    epoch = partial(_epoch, model, consolidation, state, X, y, weights, optimiser, n_batches,
-                    padded=padded)
     start_loss = _objective_value(model, consolidation, state, params, X, y, weights, key)
     carry0 = _initial_carry(consolidation, state, params, optimiser)
-    (params, _, trace), epoch_losses = jax.lax.scan(epoch, carry0, batches)
+    (params, _, trace), epoch_losses = _scan_epochs(model, consolidation, state, X, y, weights,
+                                                    optimiser, carry0, batches, n_batches,
+                                                    padded=padded)
     return params, epoch_losses, trace, start_loss
+
+
+def _scan_epochs(model, consolidation, state, X, y, weights, optimiser, carry, batches,
+                 n_batches, *, padded):
+    """``lax.scan`` of :func:`_epoch` over the epochs of ``batches``: the whole run's
+    loop, also run one epoch at a time (:func:`_epochs`) for progress."""
+    epoch = partial(_epoch, model, consolidation, state, X, y, weights, optimiser, n_batches,
+                    padded=padded)
+    return jax.lax.scan(epoch, carry, batches)
+
+
+@partial(jax.jit, static_argnames=("model", "padded"))
+def _epochs(model, consolidation, state, X, y, weights, rates, carry, batches, n_batches, *,
+            padded):
+    """:func:`minimize`'s loop over the epochs of ``batches`` from ``carry``, compiled."""
+    return _scan_epochs(model, consolidation, state, X, y, weights, _optimiser(rates), carry,
+                        batches, n_batches, padded=padded)
 
 
 def _epoch(model, consolidation, state, X, y, weights, optimiser, n_batches, carry, batches, *,
@@ -291,7 +341,8 @@ def minimize_epochwise(model, consolidation, state, params, X, y, weights, key, 
 
 
 def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, learning_rate,
-                      *, n_epochs, batch_size, on_epoch=None, schedule="one_cycle"):
+                      *, n_epochs, batch_size, on_epoch=None, schedule="one_cycle",
+                      resume=None, on_state=None):
     """:func:`minimize`, one jitted step per minibatch from a Python loop.
 
     The same steps, minibatches and keys as :func:`minimize`, so the
@@ -309,6 +360,15 @@ def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, l
         1), e.g. to print the progress of a long pre-training; a true
         return value stops the training there, as in
         :func:`minimize_epochwise`.
+    resume : EpochState, default=None
+        The state of this very run (same arguments) after some epochs:
+        the run continues from there, and ends with the parameters an
+        uninterrupted run gives (the keys and learning rates of the later
+        epochs do not depend on the earlier ones). ``params`` is then
+        unused.
+    on_state : callable, default=None
+        Called as ``on_state(EpochState)`` after each epoch, e.g. to save
+        a checkpoint, before ``on_epoch``.
 
     Returns
     -------
@@ -316,6 +376,12 @@ def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, l
         As for :func:`minimize_epochwise`, with ``start_loss`` None: its
         one pass over all the data at once would not fit for large image
         sets.
+
+    Raises
+    ------
+    ValueError
+        When ``resume`` does not hold this run's arrays (their number,
+        shapes or dtypes differ).
     """
     sizes, (X, y, weights), rates = _set_up(X, y, weights, batch_size, learning_rate, n_epochs,
                                             schedule=schedule)
@@ -330,25 +396,52 @@ def minimize_stepwise(model, consolidation, state, params, X, y, weights, key, l
         return carry, jnp.sum(jnp.stack(losses))
 
     carry = _initial_carry(consolidation, state, params, _optimiser(rates))
-    return _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch)
+    if resume is not None:
+        carry = _resumed_carry(carry, resume.leaves)
+    return _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch,
+                           resume=resume, on_state=on_state)
 
 
-def _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch, start_loss=None):
+def _resumed_carry(fresh, leaves):
+    """``fresh``'s structure with ``leaves``' arrays, checked against its own."""
+    expected = jax.tree.leaves(fresh)
+    if len(leaves) != len(expected) or any(
+            np.shape(a) != np.shape(b) or np.asarray(a).dtype != np.asarray(b).dtype
+            for a, b in zip(leaves, expected)):
+        raise ValueError(
+            "The state to resume from does not hold this run's arrays: "
+            f"{[(np.shape(a), str(np.asarray(a).dtype)) for a in leaves]} where the run has "
+            f"{[(np.shape(b), str(np.asarray(b).dtype)) for b in expected]}."
+        )
+    return jax.tree.unflatten(jax.tree.structure(fresh), [jnp.asarray(a) for a in leaves])
+
+
+def _epoch_by_epoch(sizes, key, n_epochs, carry, run_epoch, on_epoch, start_loss=None, *,
+                    resume=None, on_state=None):
     """The Python loop over epochs of :func:`minimize_epochwise` and
     :func:`minimize_stepwise`: each epoch's minibatches, ``run_epoch(carry,
-    batches) -> (carry, loss)``, then ``on_epoch(epoch, loss)``; a true
-    return value stops the training there. Returns :class:`Trained`.
+    batches) -> (carry, loss)``, then ``on_state`` and ``on_epoch(epoch,
+    loss)``; a true return value of ``on_epoch`` stops the training there.
+    From ``resume`` (an :class:`EpochState`), the epochs it ran are skipped
+    and its losses kept. Returns :class:`Trained`.
     """
-    epoch_losses = []
+    done = 0 if resume is None else int(resume.epoch)
+    epoch_losses = [] if resume is None else [jnp.asarray(v) for v in resume.epoch_losses]
     for epoch, epoch_key in enumerate(jax.random.split(key, n_epochs), start=1):
+        if epoch <= done:
+            continue
         batches = one_epoch_batches(epoch_key, n_samples=sizes.n_samples,
                                     batch_size=sizes.batch_size)
         carry, loss = run_epoch(carry, batches)
         epoch_losses.append(loss)
+        if on_state is not None:
+            on_state(EpochState(epoch, [np.asarray(a) for a in jax.tree.leaves(carry)],
+                                np.asarray(jnp.stack(epoch_losses))))
         if on_epoch is not None and on_epoch(epoch, float(loss)):
             break
     params, _, trace = carry
-    return Trained(params, jnp.stack(epoch_losses), trace, start_loss)
+    losses = jnp.stack(epoch_losses) if epoch_losses else jnp.zeros(0, jnp.float32)
+    return Trained(params, losses, trace, start_loss)
 
 
 @partial(jax.jit, static_argnames=("model", "n_batches"))

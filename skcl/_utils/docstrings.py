@@ -54,10 +54,12 @@ _COMMON_PARAMS = """
         are not known in advance"). False keeps the classes fixed by the
         first call.
     verbose : int, default=0
-        Log one line per task when positive (and each epoch's loss when
-        above 1) to the ``logging`` logger ``skcl.estimators`` at INFO
-        level. When no logging is configured, a handler that writes to
-        standard error is added to the ``skcl`` logger, so the lines show.
+        Log one line per task when positive (and, above 1, one per epoch as
+        it ends: epoch i/n, the loss per example and summed, the seconds
+        an epoch takes and an estimate of what is left; the same result)
+        to the ``logging`` logger ``skcl.estimators`` at INFO level. When
+        no logging is configured, a handler that writes to standard error
+        is added to the ``skcl`` logger, so the lines show.
     callback : callable, default=None
         Called as ``callback(info)`` after every epoch and every task, to
         log to one's own tracker or stop early. ``info`` is a dict:

@@ -26,10 +26,11 @@ from sklearn.utils.validation import (
 from .._gradient import likelihoods
 from .._gradient.consolidation import Prior, prior_state
 from .._gradient.model import Model
-from .._gradient.training import minimize_stepwise
+from .._gradient.training import EpochState, minimize_stepwise
 from .._utils.logging import log_progress
 from .._utils.progress import check_progress_bar, progress_bar
 from ._architectures import ARCHITECTURES, DEPRECATED_ARCHITECTURES, ConvNet, current_name
+from ._checkpoint import checkpointing
 from ._inputs import ImageInputMixin
 from ._precision import JAX_PRECISIONS, check_precision
 from ._weights_file import (
@@ -128,6 +129,11 @@ class PretrainedFeatureExtractor(
         :meth:`transform`; it changes no result. Needs tqdm
         (``pip install 'skcl[progress]'``): without it, ``fit`` and
         ``transform`` raise an ImportError before any work.
+    checkpoint : str or path-like, default=None
+        A ``.npz`` where :meth:`fit` saves the pre-training's state after
+        each epoch (read back without pickle): a later ``fit`` of the same
+        task and settings resumes after the last complete epoch, with the
+        weights of an uninterrupted run; another run's file is refused.
 
     Attributes
     ----------
@@ -180,6 +186,7 @@ class PretrainedFeatureExtractor(
         random_state=None,
         verbose=0,
         progress_bar=False,
+        checkpoint=None,
     ):
         self.architecture = architecture
         self.image_shape = image_shape
@@ -193,6 +200,7 @@ class PretrainedFeatureExtractor(
         self.random_state = random_state
         self.verbose = verbose
         self.progress_bar = progress_bar
+        self.checkpoint = checkpoint
 
     # ------------------------------------------------------------------ API
 
@@ -222,24 +230,21 @@ class PretrainedFeatureExtractor(
         network = ConvNet(architecture, images.shape[1:], len(classes))
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         init_key, train_key = jax.random.split(jax.random.PRNGKey(seed))
+        train_key, found, on_state = checkpointing(self, train_key, images, y_index, weights)
+        resume = None if found is None else EpochState(*found)
         start = time.perf_counter()
         with progress_bar(self, total=int(self.n_epochs), desc="pre-training", unit="epoch") as bar:
-            on_epoch = self._epoch_reporter(bar, len(images))
+            on_epoch = self._epoch_reporter(bar, len(images), resume)
 
             # Stepwise: XLA:CPU runs convolutions slowly inside compiled loops.
             trained = minimize_stepwise(
-                Model(network, likelihoods.CATEGORICAL),
-                Prior(),
-                prior_state(network.n_params, self.prior_precision),
-                network.init(init_key),
-                images,
-                y_index.astype(np.int32),
-                weights,
-                train_key,
-                float(self.learning_rate),
-                n_epochs=int(self.n_epochs),
+                Model(network, likelihoods.CATEGORICAL), Prior(),
+                prior_state(network.n_params, self.prior_precision), network.init(init_key),
+                images, y_index.astype(np.int32), weights, train_key,
+                float(self.learning_rate), n_epochs=int(self.n_epochs),
                 batch_size=int(self.batch_size),
                 on_epoch=on_epoch if self.verbose or self.progress_bar else None,
+                resume=resume, on_state=on_state,
             )
         theta, losses = np.asarray(trained.params), np.asarray(trained.epoch_losses)
         if not (np.all(np.isfinite(losses)) and np.all(np.isfinite(theta))):
@@ -248,7 +253,8 @@ class PretrainedFeatureExtractor(
                 "smaller learning_rate, or scale the images to [0, 1]."
             )
         if self.verbose:
-            self._log_pretrained(network, len(images), start)
+            _progress(f"[{type(self).__name__}] pre-trained {network.architecture} on "
+                      f"{len(images)} images in {time.perf_counter() - start:.1f} s")
         _check_feature_names(self, X, reset=True)
         self._set_fitted(network, theta, classes)
         self.loss_curve_ = losses
@@ -449,24 +455,23 @@ class PretrainedFeatureExtractor(
         )
         return self._checked_batch(images), classes, y_index, weights
 
-    def _epoch_reporter(self, bar, n_images):
-        """What pre-training calls after each epoch: the verbose line, the progress bar."""
-        start = time.perf_counter()
+    def _epoch_reporter(self, bar, n_images, resume):
+        """What pre-training calls after each epoch (from ``resume``, an
+        EpochState, or None): the verbose line, the progress bar."""
+        start, done = time.perf_counter(), 0 if resume is None else resume.epoch
+        bar.update(done)
+        if done and self.verbose:
+            _progress(f"[{type(self).__name__}] resuming the pre-training from "
+                      f"{self.checkpoint} after epoch {done}/{self.n_epochs}")
 
         def on_epoch(epoch, loss):
             if self.verbose:
-                self._log_epoch(epoch, loss, n_images, (time.perf_counter() - start) / epoch)
+                self._log_epoch(epoch, loss, n_images,
+                                (time.perf_counter() - start) / (epoch - done))
             bar.set_postfix_str(f"loss {loss:.5g}", refresh=False)
             bar.update()
 
         return on_epoch
-
-    def _log_pretrained(self, network, n_images, start):
-        """verbose mode's closing line of pre-training: what, on how many images, how long."""
-        _progress(
-            f"[{type(self).__name__}] pre-trained {network.architecture} on "
-            f"{n_images} images in {time.perf_counter() - start:.1f} s"
-        )
 
     def _log_epoch(self, epoch, loss, n_images, seconds_per_epoch):
         # The loss is the objective minimised: the NLL summed over the images,

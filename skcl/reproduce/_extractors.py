@@ -26,7 +26,10 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
     In order: the ``weights`` file if given; else the cached weights in
     ``cache_dir`` from an earlier run with the same settings; else the
     extractor is pre-trained on the pre-training task's training split
-    (appendix C's settings) and, with ``cache_dir``, saved there.
+    (appendix C's settings) and, with ``cache_dir``, saved there. With
+    ``cache_dir``, the pre-training also keeps a checkpoint there after
+    each epoch (``<weights>.checkpoint.npz``), from which a stopped run
+    resumes; it is removed once the weights are saved.
 
     Parameters
     ----------
@@ -103,6 +106,11 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
                   f"({len(data.train[1])} images, {option.n_epochs} epochs)")
         # BCN-12's loader gives the paper's m / n_i class weights.
         extractor.set_params(class_weight=data.get("class_weight"))
+        checkpoint = None
+        if cached is not None:  # a stopped pre-training resumes from its last epoch
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            checkpoint = cached.with_name(cached.stem + ".checkpoint.npz")
+            extractor.set_params(checkpoint=checkpoint)
         start = time.perf_counter()
         extractor.fit(*data.train)
         info.update(
@@ -110,10 +118,10 @@ def pretrained_extractor(pretraining, *, root=None, download=False, weights=None
             validation_accuracy=100 * extractor.score(*data.validation),
         )
         if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
             extractor.save_weights(cached)
+            checkpoint.unlink(missing_ok=True)
             info["path"] = str(cached)
-    extractor.set_params(verbose=0)
+    extractor.set_params(verbose=0, checkpoint=None)
     where = info.get("path", "memory")
     extra = (f", {info['pretrain_time_s']:.0f} s, validation accuracy "
              f"{info['validation_accuracy']:.2f} %" if "pretrain_time_s" in info else "")
