@@ -134,8 +134,9 @@ def _parser():
                      help="softmax regression, the paper's FCNN, or both (default)")
     rep.add_argument("--methods", nargs="+", metavar="METHOD",
                      help=f"subset of {[m.key for m in METHODS]} (default: every method "
-                          "but rf-gaussian; on mnist-pixels the exact family, RanDumb and "
-                          "scikit-learn's baselines)")
+                          "but rf-gaussian and online-ewc; on mnist-pixels the exact family, "
+                          "RanDumb and scikit-learn's baselines; on the scenario columns "
+                          "the gradient methods and the exact family on random features)")
     rep.add_argument("--output", default="results", metavar="DIR",
                      help="folder for the results, created if missing (default: ./results)")
     rep.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",
