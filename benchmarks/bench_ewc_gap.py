@@ -26,7 +26,8 @@ rate (Avalanche's schedule):
    its mean, with λ_A = B λ/2: the same objective up to the factor B, which
    Adam removes but for its ε.
 
-Each run is a fresh process, one thread (torch, XLA, BLAS). The data are
+With ``--alone`` each step changes its factor alone (from Avalanche as
+shipped). Each run is a fresh process, one thread (torch, XLA, BLAS). The data are
 ``bench_field_scenarios``' Permuted MNIST (``load_permuted_mnist``,
 ``random_state=0``; every task permuted), domain-IL. Run, at the reduced
 budget of docs/experiments.md (5 tasks of 10,000 rows, 28×28, 784-400-400,
@@ -102,7 +103,7 @@ def true_fisher(net, X, chunk=500):
     return [t / len(X) for pair in fisher for t in pair]
 
 
-def run_avalanche(method, step, tasks, cfg, lam):
+def run_avalanche(method, step, tasks, cfg, lam, alone=False):
     import torch
     from avalanche.benchmarks.scenarios.deprecated.generators import tensors_benchmark
     from avalanche.training.plugins import EvaluationPlugin, EWCPlugin, SupervisedPlugin
@@ -111,7 +112,7 @@ def run_avalanche(method, step, tasks, cfg, lam):
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    factors = FACTORS[:STEPS.index(step)]
+    factors = [step[2:]] if alone and step != "avalanche" else FACTORS[:STEPS.index(step)]
     tensors = [(torch.from_numpy(X.astype(np.float32) / 255), torch.from_numpy(y.astype(int)))
                for X, y, _, _ in tasks]
     bench = tensors_benchmark(train_tensors=tensors, test_tensors=tensors[:1],
@@ -173,13 +174,13 @@ def run_skcl(method, tasks, cfg, lam):
     return time.perf_counter() - tic, lambda X, task=None: model.predict(X)
 
 
-def child(name, path, cfg, lam):
+def child(name, path, cfg, lam, alone=False):
     tasks = field.load_tasks(path)
     if name in SKCL:
         fit_s, predict = run_skcl(name, tasks, cfg, lam)
     else:
         method, step = name.split(": ")
-        fit_s, predict = run_avalanche(method, step, tasks, cfg, lam)
+        fit_s, predict = run_avalanche(method, step, tasks, cfg, lam, alone)
     accuracy, per_task = field.mean_accuracy(predict, tasks)
     print(json.dumps(dict(accuracy=accuracy, per_task=per_task, fit_s=fit_s)), flush=True)
 
@@ -194,15 +195,19 @@ def main():
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--ewc-lambda", type=float, default=500.0, help="the field's λ")
     parser.add_argument("--runs", nargs="+", help="names of the runs (default: all)")
+    parser.add_argument("--alone", action="store_true",
+                        help="each '+ factor' step changes that factor alone, not the ones before")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     cfg = dict(hidden=args.hidden, batch=128, n_epochs=args.epochs, lr=args.lr)
     if args.child:
-        return child(args.child[0], args.child[1], cfg, float(args.child[2]))
+        return child(args.child[0], args.child[1], cfg, float(args.child[2]), args.alone)
     runs = ([f"naive: {s}" for s in STEPS[:NAIVE_FACTORS + 1]] + SKCL[:1]
             + [f"ewc: {s}" for s in STEPS] + SKCL[1:])
     runs = args.runs or runs
     print(field.versions())
+    if args.alone:
+        print("each '+ factor' run changes that factor alone")
     print(f"Permuted MNIST domain-IL: {args.tasks} tasks of {args.rows_per_task} rows, "
           f"{args.size}×{args.size}, MLP {args.size ** 2}-{args.hidden}-{args.hidden}-10, "
           f"Adam {args.lr:g}, batch 128, {args.epochs} epoch(s) per task, EWC λ = "
@@ -214,6 +219,7 @@ def main():
             out = subprocess.run(
                 [sys.executable, __file__, "--tasks", str(args.tasks), "--hidden",
                  str(args.hidden), "--epochs", str(args.epochs), "--lr", str(args.lr),
+                 *(["--alone"] if args.alone else []),
                  "--child", name, path, str(args.ewc_lambda)],
                 capture_output=True, text=True, env=field.child_environment(1))
             lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
