@@ -1,6 +1,6 @@
 """The field's scenarios, side by side: Avalanche's strategies and skcl's methods.
 
-Split MNIST (domain- and class-incremental) and Permuted MNIST
+Split MNIST (task-, domain- and class-incremental) and Permuted MNIST
 (domain-incremental), on the same rows, network, optimiser and budget, one
 seed, each method in a fresh process (a child killed by a signal is a row
 of the table, not a crash of it):
@@ -14,6 +14,12 @@ of the table, not a crash of it):
   per task, task label 0 (domain- and class-IL: one head); the network is a
   torch ``Sequential`` MLP; the accuracy is computed here, from the model's
   argmax (StreamingLDA: its ``predict``), with the same code as skcl's.
+  Task-IL (``split-task``): each experience carries its task label and the
+  MLP is a ``MultiTaskModule`` whose outputs outside the task's two digits
+  are masked (set to -10⁹) in training, in EWC's and SI's importances and at
+  test: the field's task-IL, equal to five two-unit heads on a shared trunk.
+  skcl's gradient methods train with ``scenario="task"`` (the same mask)
+  and every skcl row is scored among the task's digits.
 * skcl: FineTuningClassifier, EWCClassifier, EWC with the empirical Fisher
   (AQCClassifier, diagonal, averaged: the Fisher Avalanche estimates),
   OnlineEWCClassifier, SIClassifier on the same MLP (fine-tuning and SI also
@@ -91,6 +97,8 @@ FIELD = {  # the field's budget and network per experiment
 }
 # The field's param_values.py: (EWC λ, online EWC λ, γ, SI c) per scenario.
 STRENGTH = {
+    # Split task-IL: recalled from the field's param_values.py (not obtainable here).
+    "split-task": dict(ewc=1e7, online=1e8, gamma=0.8, si=50.0),
     "split-domain": dict(ewc=1e6, online=1e8, gamma=0.7, si=500.0),
     "split-class": dict(ewc=1e8, online=1e9, gamma=0.8, si=0.5),
     "permuted-domain": dict(ewc=500.0, online=1000.0, gamma=0.9, si=5.0),
@@ -98,11 +106,16 @@ STRENGTH = {
 SCENARIOS = list(STRENGTH)
 # van de Ven and Tolias (2018/19), 20 seeds, the field's full budget.
 PUBLISHED = {
-    "fine-tuning": {"split-domain": 57.33, "split-class": 19.90, "permuted-domain": 78.51},
-    "ewc": {"split-domain": 57.80, "split-class": 19.90, "permuted-domain": 94.31},
-    "online-ewc": {"split-domain": 57.60, "split-class": 19.90, "permuted-domain": 94.42},
-    "si": {"split-domain": 63.77, "split-class": 20.04, "permuted-domain": 95.33},
-    "offline": {"split-domain": 98.41, "split-class": 97.93, "permuted-domain": 97.59},
+    "fine-tuning": {"split-task": 85.15, "split-domain": 57.33, "split-class": 19.90,
+                    "permuted-domain": 78.51},
+    "ewc": {"split-task": 85.48, "split-domain": 57.80, "split-class": 19.90,
+            "permuted-domain": 94.31},
+    "online-ewc": {"split-task": 85.22, "split-domain": 57.60, "split-class": 19.90,
+                   "permuted-domain": 94.42},
+    "si": {"split-task": 99.14, "split-domain": 63.77, "split-class": 20.04,
+           "permuted-domain": 95.33},
+    "offline": {"split-task": 99.64, "split-domain": 98.41, "split-class": 97.93,
+                "permuted-domain": 97.59},
 }
 METHODS = {  # name: (library, published row)
     "avalanche naive": ("avalanche", "fine-tuning"),
@@ -146,6 +159,7 @@ def split_mnist(scenario, rows_per_task):
         Xt, yt = _rows(Xt, yt, None)
         if scenario == "domain":  # the digit's position in its pair
             y, yt = y % 2, yt % 2
+        # Task- and class-IL: the digit (task-IL scores it among its pair).
         tasks.append((X, y, Xt, yt))
     return tasks
 
@@ -178,10 +192,15 @@ def load_tasks(path):
                 for t in range(int(f["n_tasks"]))]
 
 
-def mean_accuracy(predict, tasks):
-    """Average over the tasks of the test accuracy after the last task (%)."""
-    per_task = [float(np.mean(predict(Xt.astype(np.float32) / 255) == yt))
-                for _, _, Xt, yt in tasks]
+def mean_accuracy(predict, tasks, task_il=False):
+    """Average over the tasks of the test accuracy after the last task (%).
+
+    ``predict(X, t)``: the labels of ``X`` as task ``t``'s (task-IL: among
+    its classes), or of every class (``t`` None).
+    """
+    per_task = [float(np.mean(predict(Xt.astype(np.float32) / 255, t if task_il else None)
+                              == yt))
+                for t, (_, _, Xt, yt) in enumerate(tasks)]
     return 100 * float(np.mean(per_task)), [round(100 * a, 2) for a in per_task]
 
 
@@ -200,11 +219,15 @@ def run_avalanche(method, tasks, cfg, strength):
     n_classes = int(max(y.max() for _, y, _, _ in tasks)) + 1
     as_tensors = [(torch.from_numpy(X.astype(np.float32) / 255), torch.from_numpy(y.astype(int)))
                   for X, y, _, _ in tasks]
+    task_il = cfg.get("task_il", False)
     bench = tensors_benchmark(train_tensors=as_tensors, test_tensors=as_tensors[:1],
-                              task_labels=[0] * len(tasks))
+                              task_labels=list(range(len(tasks))) if task_il
+                              else [0] * len(tasks))
     n_in, h = tasks[0][0].shape[1], cfg["hidden"]
     net = torch.nn.Sequential(torch.nn.Linear(n_in, h), torch.nn.ReLU(), torch.nn.Linear(h, h),
                               torch.nn.ReLU(), torch.nn.Linear(h, n_classes))
+    if task_il:
+        net = masked_by_task(net, [np.unique(y) for _, y, _, _ in tasks], n_classes)
     quiet = EvaluationPlugin(loggers=[])
     common = dict(train_mb_size=cfg["batch"], train_epochs=cfg["n_epochs"], eval_mb_size=1000,
                   evaluator=quiet, device="cpu")
@@ -240,14 +263,49 @@ def run_avalanche(method, tasks, cfg, strength):
     fit_s = time.perf_counter() - tic
 
     @torch.no_grad()
-    def predict(X):
+    def predict(X, task=None):
         X = torch.from_numpy(X)
         if method.startswith("avalanche slda"):
-            return strategy.predict(X).argmax(1).numpy()
+            scores = strategy.predict(X).numpy()
+            return _among(scores, None if task is None else np.unique(tasks[task][1]))
         net.eval()
-        return net(X).argmax(1).numpy()
+        if task is None:
+            return net(X).argmax(1).numpy()
+        return net(X, torch.full((len(X),), task)).argmax(1).numpy()
 
     return fit_s, predict
+
+
+def _among(scores, classes):
+    """The argmax of ``scores`` (n, n_classes), over ``classes`` only if given."""
+    if classes is None:
+        return scores.argmax(1)
+    return classes[scores[:, classes].argmax(1)]
+
+
+def masked_by_task(net, task_classes, n_classes):
+    """``net`` as an Avalanche ``MultiTaskModule``: outputs outside the row's task masked.
+
+    ``task_classes[t]``: the classes of task t. The masked logits are -10⁹,
+    so the softmax, the loss and its gradients are the task's alone.
+    """
+    import torch
+    from avalanche.models import MultiTaskModule
+
+    masks = torch.ones(len(task_classes), n_classes, dtype=torch.bool)
+    for t, classes in enumerate(task_classes):
+        masks[t, torch.from_numpy(classes.astype(np.int64))] = False
+
+    class Masked(MultiTaskModule):
+        def __init__(self):
+            super().__init__()
+            self.body = net
+
+        def forward(self, x, task_labels):
+            task_labels = torch.as_tensor(task_labels).reshape(-1).expand(len(x))
+            return self.body(x).masked_fill(masks[task_labels], -1e9)
+
+    return Masked()
 
 
 def patch_si_weights(clip=True):
@@ -294,9 +352,11 @@ def run_skcl(method, tasks, cfg, strength):
 
     classes = np.unique(np.concatenate([y for _, y, _, _ in tasks]))
     N = float(np.mean([len(y) for _, y, _, _ in tasks]))
+    task_il = cfg.get("task_il", False)
     gradient = dict(hidden_layer_sizes=(cfg["hidden"],) * 2, n_epochs=cfg["n_epochs"],
                     batch_size=cfg["batch"], learning_rate=cfg["lr"],
-                    prior_precision=PRIOR_PRECISION, random_state=0)
+                    prior_precision=PRIOR_PRECISION, random_state=0,
+                    scenario="task" if task_il else "class")
     model = {
         "skcl fine-tuning": lambda: FineTuningClassifier(**gradient),
         "skcl ewc": lambda: EWCClassifier(N * strength["ewc"], **gradient),
@@ -324,7 +384,18 @@ def run_skcl(method, tasks, cfg, strength):
     tic = time.perf_counter()
     for X, y, _, _ in tasks:
         model.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
-    return time.perf_counter() - tic, model.predict
+    fit_s = time.perf_counter() - tic
+
+    def predict(X, task=None):
+        if task is None:
+            return model.predict(X)
+        # Task-IL: the task's classes compete, ranked by the logits (or log joint).
+        scores = (model.decision_function(X) if hasattr(model, "decision_function")
+                  else model.predict_proba(X))
+        columns = np.searchsorted(model.classes_, np.unique(tasks[task][1]))
+        return model.classes_[columns[scores[:, columns].argmax(1)]]
+
+    return fit_s, predict
 
 
 def child(method, jobs):
@@ -334,7 +405,7 @@ def child(method, jobs):
         tasks = load_tasks(job["path"])
         fit_s, predict = run(method, tasks, job["cfg"], job["strength"])
         tic = time.perf_counter()
-        accuracy, per_task = mean_accuracy(predict, tasks)
+        accuracy, per_task = mean_accuracy(predict, tasks, job["cfg"].get("task_il", False))
         print(json.dumps(dict(scenario=job["scenario"], accuracy=accuracy, per_task=per_task,
                               fit_s=fit_s, predict_s=time.perf_counter() - tic)), flush=True)
 
@@ -364,7 +435,7 @@ def versions():
             f"CPU: {cpu}, {os.cpu_count()} logical cores")
 
 
-def budget(experiment, args, tasks):
+def budget(experiment, args, tasks, kind=None):
     field = dict(FIELD[experiment])
     if args.iterations is not None:
         field["iterations"] = args.iterations
@@ -376,6 +447,7 @@ def budget(experiment, args, tasks):
     field["threads"] = args.threads
     field["n_epochs"] = max(1, round(field["iterations"] * field["batch"] / rows))
     field["rows"] = rows
+    field["task_il"] = experiment == "split" and kind == "task"
     field["iterations_run"] = round(field["n_epochs"] * rows / field["batch"])
     return field
 
@@ -424,7 +496,7 @@ def main():
                 continue
             path = os.path.join(tmp, f"{scenario}.npz")
             save_tasks(tasks, path)
-            cfg = budget(experiment, args, tasks)
+            cfg = budget(experiment, args, tasks, kind)
             n_in = tasks[0][0].shape[1]
             print(f"{scenario}: {len(tasks)} tasks of {cfg['rows']:.0f} rows on average, "
                   f"MLP {n_in}-{cfg['hidden']}-{cfg['hidden']}, Adam {cfg['lr']:g}, batch "

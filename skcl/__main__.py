@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 import tempfile
+import textwrap
 import time
 import zipfile
 from pathlib import Path
@@ -95,6 +96,14 @@ def _positive(what):
     return parse
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Option help wrapped at spaces only: a method key such as
+    ``rf-least-squares`` is never cut at its hyphens."""
+
+    def _split_lines(self, text, width):
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="skcl",
@@ -104,7 +113,7 @@ def _parser():
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rep = commands.add_parser(
         "reproduce",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
         epilog=EXAMPLES.format(
             sequences=wrapped("sequences: ", sorted(SEQUENCES)),
             groups=wrapped("groups: ", sorted(GROUPS)),
@@ -134,8 +143,9 @@ def _parser():
                      help="softmax regression, the paper's FCNN, or both (default)")
     rep.add_argument("--methods", nargs="+", metavar="METHOD",
                      help=f"subset of {[m.key for m in METHODS]} (default: every method "
-                          "but rf-gaussian; on mnist-pixels the exact family, RanDumb and "
-                          "scikit-learn's baselines)")
+                          "but rf-gaussian and online-ewc; on mnist-pixels the exact family, "
+                          "RanDumb and scikit-learn's baselines; on the scenario columns, "
+                          "their gradient methods and random-feature rows)")
     rep.add_argument("--output", default="results", metavar="DIR",
                      help="folder for the results, created if missing (default: ./results)")
     rep.add_argument("--n-jobs", type=_n_jobs, default=None, metavar="N",

@@ -17,16 +17,18 @@ from skcl.datasets import load_ci_split_2d_iris
 
 def test_registry_holds_table_one_with_the_appendix_d_grids():
     names = [m.name for m in rp.METHODS]
-    assert names == ["Joint", "Fine-tuning", "G-VCL", "GM-VCL", "G-SFSVI", "EWC", "SI", "AQC",
-                     "NC", "Exact Gaussian", "Exact least squares", "RF least squares",
+    assert names == ["Joint", "Fine-tuning", "G-VCL", "GM-VCL", "G-SFSVI", "EWC",
+                     "Online EWC", "SI", "AQC", "NC", "Exact Gaussian", "Exact least squares",
+                     "RF least squares",
                      "RF Gaussian", "RanDumb", "GaussianNB", "SGD log loss"]
-    assert [m.origin for m in rp.METHODS] == (["paper"] * 9 + ["skcl"] * 4
+    assert [m.origin for m in rp.METHODS] == (["paper"] * 10 + ["skcl"] * 4
                                               + ["scikit-learn"] * 3)
-    # RF Gaussian runs where a sequence names it (the pixel columns) or when asked.
-    assert [m.name for m in rp.METHODS if not m.default] == ["RF Gaussian"]
+    # RF Gaussian and online EWC (of the field's scenario table only) run where
+    # a sequence names them (the pixel and scenario columns) or when asked.
+    assert [m.name for m in rp.METHODS if not m.default] == ["Online EWC", "RF Gaussian"]
     grids = {m.name: m.param_grid for m in rp.METHODS}
     lambdas = [1, 10, 100, 1000, 10000]
-    assert grids["EWC"] == grids["AQC"] == {"alpha": lambdas}
+    assert grids["EWC"] == grids["AQC"] == grids["Online EWC"] == {"alpha": lambdas}
     assert grids["SI"] == {"alpha": lambdas, "damping": [0.1, 1.0, 10.0]}
     assert grids["NC"] == {"alpha": lambdas, "radius": [1.0, 10.0, 100.0]}
     aqc = next(m for m in rp.METHODS if m.name == "AQC")
@@ -40,9 +42,9 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
 
     import skcl
 
-    for method in rp.METHODS[:11]:
+    for method in rp.METHODS[:12]:
         assert method.resolve() is getattr(skcl, method.estimator, None)
-    assert [m.resolve() for m in rp.METHODS[14:]] == [GaussianNB, SGDClassifier]
+    assert [m.resolve() for m in rp.METHODS[15:]] == [GaussianNB, SGDClassifier]
     assert rp.Method("X", "skcl.no_such_module:Clf").resolve() is None
     assert rp.Method("X", FineTuningClassifier).resolve() is FineTuningClassifier
     assert rp.columns_for("classical") == [("ci-split-iris", "sr"), ("ci-split-iris", "fcnn"),

@@ -316,7 +316,7 @@ def test_the_scenario_columns_of_skcl_reproduce(shared_data_dir, monkeypatch):
     settings = {"RF Gaussian": {"n_components": 200, "standardize": False}}
     monkeypatch.setitem(rp.SEQUENCES, "permuted-mnist-task",
                         dataclasses.replace(task, loader=tiny, method_settings=settings))
-    rows, models = rp.run_column("permuted-mnist-task", "sr", rp.select_methods(["rf-gaussian"]),
+    rows, models = rp.run_column("permuted-mnist-task", "fcnn", rp.select_methods(["rf-gaussian"]),
                                  root=shared_data_dir)
     test = tiny(shared_data_dir).test
     model = models["RF Gaussian"]
@@ -331,3 +331,34 @@ def test_a_hundred_classes_learn_without_a_warning(ci_split_digits):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GaussianDiscriminantClassifier().partial_fit(X, y, classes=np.arange(100))
+
+
+def test_the_gradient_rows_of_the_scenario_columns(shared_data_dir):
+    """The field's network, budget and strengths are registered for every
+    scenario column, with the published numbers printed beside the rows;
+    fine-tuning runs on the Split MNIST slices (100 rows a task, 3 epochs)
+    and, trained among each task's own digits, keeps them apart where
+    class-incremental fine-tuning keeps only the last pair."""
+    split, permuted = rp.SEQUENCES["split-mnist-task"], rp.SEQUENCES["permuted-mnist-domain"]
+    assert (split.fcnn_hidden, split.learning_rate, split.n_epochs) == ((400, 400), 1e-3, 27)
+    assert (permuted.fcnn_hidden, permuted.learning_rate, permuted.n_epochs) == (
+        (1000, 1000), 1e-4, 13)
+    # The field's λ per sample, α = N λ for skcl's summed NLL (N = 48,000 rows).
+    assert permuted.method_grids["EWC"] == {"alpha": [48000 * 500.0]}
+    assert permuted.method_grids["Online EWC"] == {"alpha": [48000 * 1000.0], "decay": [0.9]}
+    assert permuted.method_grids["SI"] == {"alpha": [2 * 48000 * 5.0 / 128], "damping": [0.1]}
+    assert [m.key for m in rp.methods_for("split-mnist-task-small")] == [
+        "joint", "fine-tuning", "ewc", "online-ewc", "si", "aqc", "rf-least-squares",
+        "rf-gaussian"]
+    fine_tuning = rp.select_methods(["fine-tuning"])
+    rows = []
+    for key in ("split-mnist-task-small", "split-mnist-class-small"):
+        column_rows, models = rp.run_column(key, "fcnn", fine_tuning, root=shared_data_dir,
+                                            rows_per_task=100, overrides={"n_epochs": 3})
+        rows += column_rows
+    task, plain = rows
+    assert models["Fine-tuning"].hidden_layer_sizes == (400, 400)
+    assert (task["paper"], plain["paper"]) == (85.15, 19.90)
+    assert task["test"] > 80 and plain["test"] < 25  # only the last pair, in class-IL
+    table = rp.format_table(rows)
+    assert "85.15" in table and "van de Ven and Tolias" in table

@@ -31,7 +31,9 @@ class Method:
     param_grid : dict
         The appendix-D grid (``{}``: no hyperparameter to tune).
     paper : dict
-        Table I(a)'s test final average accuracy (%) by column label.
+        Table I's test final average accuracy (%) by column label; for the
+        field's scenario columns (``split-mnist-task`` …), van de Ven and
+        Tolias's published mean.
     reference : dict
         The paper's public code run on a 2-core CPU (REFERENCE-RESULTS).
     params : dict
@@ -86,19 +88,35 @@ class Method:
         return getattr(module, name, None)
 
 
-def _row(*values, images=()):
-    """Column label → value: Table I(a)'s (and 2D Iris), then Table I(b)'s."""
+def _row(*values, images=(), field=()):
+    """Column label → value: Table I(a)'s (and 2D Iris), then Table I(b)'s, then the
+    field's scenario table (:func:`_field`)."""
     labels = ["Iris SR", "Iris FCNN", "Wine SR", "Wine FCNN", "2D Iris SR", "2D Iris FCNN"]
     image_labels = ["CI MNIST", "CI CIFAR-10", "CI HAM-8", "DI MNIST", "DI CIFAR-8", "DI HAM-6"]
-    pairs = [*zip(labels, values), *zip(image_labels, images)]
+    pairs = [*zip(labels, values), *zip(image_labels, images), *_field(*field).items()]
     return {label: value for label, value in pairs if value is not None}
+
+
+def _field(*values):
+    """The scenario columns' labels → van de Ven and Tolias's published means.
+
+    ``values``: Split MNIST task/domain/class, then Permuted MNIST's, as their
+    table (MLP, 20 seeds, the field's full budget). The "(slice)" columns,
+    run at a reduced budget, print the same numbers beside them.
+    """
+    labels = [f"{kind} MNIST {scenario}" for kind in ("Split", "Permuted")
+              for scenario in ("task", "domain", "class")]
+    return {f"{label}{slice_}": value for label, value in zip(labels, values)
+            for slice_ in ("", " (slice)")}
 
 
 _T = 100 / 3  # 33.33 %: only the last task's class is ever predicted
 
 #: Table I's rows in the paper's order, one :class:`Method` each: Joint,
 #: Fine-tuning, G-VCL, GM-VCL, G-SFSVI, EWC, SI, AQC and NC, with their
-#: appendix-D grids and the numbers of the paper and of its public code;
+#: appendix-D grids and the numbers of the paper and of its public code
+#: (and online EWC, of the field's scenario table, run when named or by
+#: a scenario column);
 #: then the baselines the paper does not have (``origin``): skcl's exact
 #: Gaussian and least-squares classifiers and least squares on random
 #: features, RanDumb's model refitted on all data seen (its joint bound),
@@ -106,10 +124,12 @@ _T = 100 / 3  # 33.33 %: only the last task's class is ever predicted
 METHODS = (
     Method("Joint", "JointClassifier", {},
            _row(96.6667, 100.0, 91.1111, 91.1111,
-                images=(95.1077, 76.2500, 43.0531, 93.4338, 96.6250, 68.3237)),
+                images=(95.1077, 76.2500, 43.0531, 93.4338, 96.6250, 68.3237),
+                field=(99.64, 98.41, 97.93, 97.68, 97.59, 97.59)),
            _row(96.67, 100.0, 91.11, 93.89, 93.33, 93.33)),
     Method("Fine-tuning", "FineTuningClassifier", {},
-           _row(_T, _T, _T, _T, images=(19.8382, 19.0400, 21.9512, 64.4789, 89.6250, 63.8068)),
+           _row(_T, _T, _T, _T, images=(19.8382, 19.0400, 21.9512, 64.4789, 89.6250, 63.8068),
+                field=(85.15, 57.33, 19.90, 81.79, 78.51, 17.26)),
            _row(_T, _T, _T, _T, _T, _T)),
     Method("G-VCL", "GVCLClassifier", {},
            _row(_T, _T, _T, _T, images=(25.8657, 19.0100, 21.6463, 80.1092, 92.9000, 63.3071)),
@@ -123,10 +143,16 @@ METHODS = (
            _row(66.67, _T, _T, _T, 66.67, 66.67)),
     Method("EWC", "EWCClassifier", {"alpha": LAMBDAS},
            _row(63.3333, _T, 46.6667, _T,
-                images=(73.3744, 31.9400, 30.8636, 82.9540, 94.6625, 63.8068)),
+                images=(73.3744, 31.9400, 30.8636, 82.9540, 94.6625, 63.8068),
+                field=(85.48, 57.80, 19.90, 94.74, 94.31, 25.04)),
            _row(63.33, _T, 46.67, _T, 63.33, 66.67)),
+    # Not in Table I: online EWC (Schwarz et al., 2018), a row of the field's
+    # scenario table; its grid is the scenario column's (the field's λ, γ).
+    Method("Online EWC", "OnlineEWCClassifier", {"alpha": LAMBDAS},
+           _row(field=(85.22, 57.60, 19.90, 95.96, 94.42, 33.88)), default=False),
     Method("SI", "SIClassifier", {"alpha": LAMBDAS, "damping": [0.1, 1.0, 10.0]},
-           _row(_T, _T, _T, _T, images=(30.2364, 27.0500, 21.6463, 79.4063, 95.0750, 64.0020)),
+           _row(_T, _T, _T, _T, images=(30.2364, 27.0500, 21.6463, 79.4063, 95.0750, 64.0020),
+                field=(99.14, 63.77, 20.04, 94.75, 95.33, 29.31)),
            _row(_T, _T, _T, _T, _T, 66.67)),
     Method("AQC", "AQCClassifier", {"alpha": LAMBDAS},
            _row(66.6667, 63.3333, 49.6032, 33.3333,

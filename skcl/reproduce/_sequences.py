@@ -10,6 +10,7 @@ why the loaders are imported when first called, not with this module).
 
 from dataclasses import dataclass, field
 
+from ._field import column as field_column
 from ._registry import select_methods
 
 __all__ = ["GROUPS", "MODELS", "PRETRAINING", "Pretraining", "SEQUENCES", "TaskSequence",
@@ -129,6 +130,13 @@ class TaskSequence:
         task's ``task_labels`` compete.
     task_labels : tuple of tuples of int or None
         Each task's labels, for ``scenario="task"``.
+    training : dict
+        Further estimator parameters of every method of the column that
+        takes them, e.g. the field's constant learning rate and its
+        ``scenario`` for the gradient methods of a scenario column.
+    note : str or None
+        A footnote of the printed table: where the column's "paper"
+        numbers come from and its budget, when not Table I's.
 
     Examples
     --------
@@ -153,6 +161,8 @@ class TaskSequence:
     default_methods: tuple = None
     scenario: str = "class"
     task_labels: tuple = None
+    training: dict = field(default_factory=dict)
+    note: str = None
 
     @property
     def scoring_scenario(self):
@@ -178,7 +188,7 @@ class TaskSequence:
         if self.pretraining:
             # Appendix C: G-SFSVI's inducing points on extracted features.
             settings["inducing_bounds"] = (-1.0, 6.0)
-        return settings
+        return {**settings, **self.training}
 
 
 def _pixels(loader):
@@ -257,63 +267,8 @@ def _pixel_column(key, label, loader):
                         default_methods=_PIXEL_METHODS)
 
 
-#: The exact family on RandomFeatures (M = 2,000, its default), at its
-#: defaults, in each scenario column; other methods run when named.
-_SCENARIO_METHODS = ("rf-gaussian", "rf-least-squares")
-_PAIRS = ((0, 1), (2, 3), (4, 5), (6, 7), (8, 9))
-#: The slice of the "-small" scenario columns: training and test (and
-#: validation) rows per task, for a run of seconds.
-SMALL_ROWS = (1000, 500)
-
-
-def _scenario_loader(kind, scenario, rows=None):
-    """Split, Permuted (10 tasks, 32×32) or Rotated MNIST labelled for ``scenario``.
-
-    Pixels in [0, 1] as float32 rows; Permuted and Rotated MNIST's tasks stay
-    views (:func:`~skcl.datasets.load_permuted_mnist`), scaled on access.
-    ``rows``: (training, test) rows kept per task, the first ones.
-    """
-    def load(root=None, *, download=False):
-        from .. import datasets
-
-        if kind == "split":
-            data = _pixels(lambda r, download: datasets.load_split_mnist(
-                r, scenario=scenario, download=download))(root, download=download)
-        else:
-            loader = (datasets.load_permuted_mnist if kind == "permuted"
-                      else datasets.load_rotated_mnist)
-            options = {"pad": True} if kind == "permuted" else {}
-            data = loader(root=root, download=download, scenario=scenario, **options)
-            for split in ("train", "validation", "test"):
-                data[split] = [(X.scaled(1 / 255), y) for X, y in data[split]]
-        if rows is not None:
-            for split, n in zip(("train", "validation", "test"), (rows[0], rows[1], rows[1])):
-                data[split] = [(X[:n], y[:n]) for X, y in data[split]]
-        return data
-
-    load.__name__ = f"load_{kind}_mnist_{scenario}"
-    return load
-
-
-def _scenario_column(kind, scenario, small=False):
-    """A column of the field's scenario table (van de Ven and Tolias), pixels in [0, 1].
-
-    Keys like ``permuted-mnist-domain``; ``-small``: :data:`SMALL_ROWS` rows per task.
-    """
-    if scenario == "task":
-        labels = _PAIRS if kind == "split" else tuple(
-            tuple(range(10 * t, 10 * t + 10)) for t in range(10))
-    else:
-        labels = None
-    key = f"{kind}-mnist-{scenario}" + ("-small" if small else "")
-    label = f"{kind.capitalize()} MNIST {scenario}" + (" (slice)" if small else "")
-    loader = _scenario_loader(kind, scenario, SMALL_ROWS if small else None)
-    return TaskSequence(key, label, loader, 0.001, batch_size=128, n_epochs=5,
-                        only_models=("sr",), reads_files=True, method_settings=_UNSCALED,
-                        default_methods=_SCENARIO_METHODS, scenario=scenario,
-                        task_labels=labels)
-
-
+#: The field's scenario columns (van de Ven and Tolias), each entry's
+#: keywords from :func:`._field.column`: its network, budget and strengths.
 _SCENARIO_COLUMNS = [(kind, scenario) for kind in ("split", "permuted")
                      for scenario in ("task", "domain", "class")] + [("rotated", "domain")]
 
@@ -364,7 +319,7 @@ SEQUENCES = {
         _pixel_column("di-split-mnist-pixels", "DI MNIST pixels",
                       _dataset("load_di_split_mnist")),
         # Not in the paper: the field's three scenarios (van de Ven and Tolias).
-        *[_scenario_column(kind, scenario, small) for small in (False, True)
+        *[TaskSequence(**field_column(kind, scenario, small)) for small in (False, True)
           for kind, scenario in _SCENARIO_COLUMNS],
     ]
 }
@@ -386,8 +341,8 @@ GROUPS = {
                                        "di-split-mnist", "di-split-cifar8", "di-split-ham6")],
     "mnist-mlp": [("ci-split-mnist-mlp", "fcnn"), ("di-split-mnist-mlp", "fcnn")],
     "mnist-pixels": [("ci-split-mnist-pixels", "sr"), ("di-split-mnist-pixels", "sr")],
-    "scenarios": [(f"{kind}-mnist-{scenario}", "sr") for kind, scenario in _SCENARIO_COLUMNS],
-    "scenarios-small": [(f"{kind}-mnist-{scenario}-small", "sr")
+    "scenarios": [(f"{kind}-mnist-{scenario}", "fcnn") for kind, scenario in _SCENARIO_COLUMNS],
+    "scenarios-small": [(f"{kind}-mnist-{scenario}-small", "fcnn")
                         for kind, scenario in _SCENARIO_COLUMNS],
 }
 

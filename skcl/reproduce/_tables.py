@@ -5,6 +5,7 @@ import unicodedata
 import numpy as np
 
 from ._registry import METHODS
+from ._sequences import SEQUENCES
 
 __all__ = ["format_table", "summarize"]
 
@@ -160,6 +161,9 @@ def _footnotes(rows):
                         if randumb else "."))
     for column in dict.fromkeys(row["column"] for row in rows):
         row = next(r for r in rows if r["column"] == column)
+        note = getattr(SEQUENCES.get(row.get("sequence")), "note", None)
+        if note:  # where the column's "paper" numbers come from, and its budget
+            lines.append(note)
         if "pretraining" in row:
             ours, papers = row["pretraining"], row["paper_pretraining"]
             note = "as in the paper" if ours == papers else f"the paper: {papers}"
