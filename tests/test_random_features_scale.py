@@ -169,7 +169,7 @@ def _topic_documents(per_topic=100, seed=0):
     document of 50 to 200 is, with probability 0.2, one of its topic's 100
     words, else one of 5,000 shared words of Zipf frequencies. The real
     text streams (scipy's docstrings by subpackage) are in
-    ``benchmarks/bench_random_features_defaults.py``.
+    ``benchmarks/accuracy/bench_random_features_defaults.py``.
     """
     rng = np.random.default_rng(seed)
     zipf = 1.0 / np.arange(1, 5001)

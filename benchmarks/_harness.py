@@ -1,0 +1,356 @@
+"""The benchmarks' one harness: arguments, timer, machine line, isolated runner, table.
+
+Every script under ``benchmarks/`` takes these from here and defines none
+of its own:
+
+* :func:`parser`: the argument set. ``--data-dir`` (default
+  ``$SKCL_DATA_DIR``), ``--repeats``, ``--quick`` and ``--csv``, each
+  added where the script uses it; a script registers its own options on
+  the parser it gets back.
+* :func:`timeit`, the timer, with one meaning: **one untimed warm-up call,
+  then the median of ``repeats`` timed calls** (wall clock,
+  ``time.perf_counter``), min and max kept beside it. ``warmup=False``
+  is for what only the first call shows (a compilation, a cold start),
+  and says so in :attr:`Timing.meaning`. :class:`Stopwatch` times one
+  block once: a phase of a run that cannot be repeated (a 1,000-second
+  fit, a fresh process).
+* :func:`machine_line`: the machine and the versions, one ``#`` line.
+* :func:`call_isolated` / :func:`run_isolated`: a function (or a
+  command) in a fresh Python process. A child that fails, times out or is
+  killed by a signal (a segmentation fault in OpenBLAS, the OOM killer's
+  SIGKILL) comes back as an :class:`Outcome` whose ``why`` says so; the
+  caller prints it as a row and goes on.
+* :class:`Table`: rows printed as they come (aligned text), and the same
+  rows written to CSV at the end (``--csv``); :func:`read_csv` reads
+  them back.
+"""
+
+import argparse
+import csv
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: The repository's root: a child process imports ``benchmarks`` from here.
+ROOT = Path(__file__).resolve().parent.parent
+#: An option's help that keeps it out of ``--help`` (a child's entry point).
+HIDDEN = argparse.SUPPRESS
+_VERSIONS = ("numpy", "scipy", "scikit-learn", "jax", "torch")
+_RESULT = "@@benchmark-result@@ "
+
+
+# ----------------------------------------------------------------------- arguments
+
+def parser(doc, *, data=False, repeats=None, quick=None, csv=True):
+    """The argument parser of a benchmark script, with the shared options.
+
+    Parameters
+    ----------
+    doc : str
+        The script's docstring; its first line is the description.
+    data : bool
+        Add ``--data-dir`` (the MNIST files; default ``$SKCL_DATA_DIR``).
+    repeats : int or None
+        Add ``--repeats`` with this default (the timed calls of
+        :func:`timeit`).
+    quick : str or None
+        Add ``--quick``; the text says what it makes smaller.
+    csv : bool
+        Add ``--csv PATH`` (the table written as CSV too).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The script adds its own options to it and calls ``parse_args``.
+    """
+    out = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
+    if data:
+        out.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"),
+                         help="MNIST's files (torchvision layout); default $SKCL_DATA_DIR")
+    if repeats is not None:
+        out.add_argument("--repeats", type=int, default=repeats,
+                         help=f"timed calls after one warm-up, median reported (default {repeats})")
+    if quick is not None:
+        out.add_argument("--quick", action="store_true", help=quick)
+    if csv:
+        out.add_argument("--csv", metavar="PATH", help="also write the table to this CSV file")
+    return out
+
+
+# -------------------------------------------------------------------------- timer
+
+@dataclass
+class Timing:
+    """Seconds of a call: the median of the timed runs, with their min and max."""
+
+    runs: list
+    warmup: bool = True
+
+    @property
+    def median(self):
+        return statistics.median(self.runs)
+
+    @property
+    def min(self):
+        return min(self.runs)
+
+    @property
+    def max(self):
+        return max(self.runs)
+
+    @property
+    def meaning(self):
+        first = "after one warm-up" if self.warmup else "with no warm-up (first call included)"
+        return f"median of {len(self.runs)} run(s) {first}, wall clock"
+
+
+def timeit(fn, repeats=5, *, warmup=True):
+    """Time ``fn()``: one untimed warm-up call, then the median of ``repeats`` calls.
+
+    Returns a :class:`Timing` (``median``, ``min``, ``max``, ``runs``).
+    """
+    if warmup:
+        fn()
+    runs = []
+    for _ in range(max(int(repeats), 1)):
+        with Stopwatch() as watch:
+            fn()
+        runs.append(watch.seconds)
+    return Timing(runs, warmup)
+
+
+class Stopwatch:
+    """The wall time of one block, once: ``with Stopwatch() as w: ...; w.seconds``.
+
+    ``w.seconds`` reads the time so far while the block runs.
+    """
+
+    def __enter__(self):
+        self._start, self._stop = time.perf_counter(), None
+        return self
+
+    def __exit__(self, *exc):
+        self._stop = time.perf_counter()
+
+    @property
+    def seconds(self):
+        return (self._stop or time.perf_counter()) - self._start
+
+
+def peak_rss_gb():
+    """This process's peak resident memory so far, in GiB (Linux's ru_maxrss)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+# ------------------------------------------------------------------ machine line
+
+def _version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _processor():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def jax_device():
+    """JAX's default device, e.g. ``'cpu'`` or ``'NVIDIA H100 80GB HBM3'``."""
+    import jax
+
+    return jax.devices()[0].device_kind
+
+
+def machine_line(device=False, extra=""):
+    """One ``#`` line: the date, CPUs, load, Python and the libraries' versions.
+
+    The versions are read from the installed packages' metadata, so that no
+    library is imported here. ``device=True`` asks a child process for
+    JAX's device (JAX in this process would take a GPU's memory).
+    """
+    versions = ", ".join(f"{name} {v}" for name in _VERSIONS if (v := _version(name)))
+    line = (f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} CPUs "
+            f"({_processor()}), load average {os.getloadavg()[0]:.1f}; "
+            f"Python {platform.python_version()}, {versions}")
+    if device:
+        found = call_isolated("benchmarks._harness:jax_device")
+        line += f"; JAX device {found.value if found.ok else found.why}"
+    return line + (f"; {extra}" if extra else "")
+
+
+# ------------------------------------------------------------------ isolated runs
+
+@dataclass
+class Outcome:
+    """What a child process gave: its value, or why it has none."""
+
+    returncode: int
+    seconds: float
+    stdout: str = ""
+    stderr: str = ""
+    value: object = None
+    why: str = field(default=None)
+
+    @property
+    def ok(self):
+        return self.why is None
+
+
+def _why(returncode, stderr):
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        hint = " (the OOM killer?)" if name == "SIGKILL" else ""
+        return f"killed by {name}{hint}"
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {returncode}"
+
+
+def run_isolated(command, *, timeout=None, env=None):
+    """Run ``command`` (a list) in a fresh process; never raises for the child's end.
+
+    Returns an :class:`Outcome`: ``why`` is None for exit status 0, else
+    ``'killed by SIGSEGV'``, ``'timed out after 120 s'`` or the last line of
+    its standard error.
+    """
+    child_env = dict(os.environ if env is None else env)
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), child_env.get("PYTHONPATH")) if p)
+    with Stopwatch() as watch:
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                 env=child_env)
+        except subprocess.TimeoutExpired as expired:
+            text = expired.stdout.decode() if isinstance(expired.stdout, bytes) else ""
+            return Outcome(-1, watch.seconds, text, "", why=f"timed out after {timeout:g} s")
+    why = _why(out.returncode, out.stderr) if out.returncode else None
+    return Outcome(out.returncode, watch.seconds, out.stdout, out.stderr, why=why)
+
+
+_CHILD = f"""
+import importlib, json, sys
+module, name = sys.argv[1].split(":")
+args, kwargs = json.loads(sys.argv[2])
+value = getattr(importlib.import_module(module), name)(*args, **kwargs)
+print({_RESULT!r} + json.dumps(value), flush=True)
+"""
+
+
+def call_isolated(target, *args, timeout=None, env=None, **kwargs):
+    """Call ``module:function`` with JSON arguments in a fresh process.
+
+    The function's return value must be JSON; it comes back as
+    ``Outcome.value``. Its peak memory is the child's own, untouched by
+    what this process holds. A child killed by a signal, one that raises
+    or one past ``timeout`` seconds gives an :class:`Outcome` with ``why``.
+    """
+    out = run_isolated([sys.executable, "-c", _CHILD, target, json.dumps([args, kwargs])],
+                       timeout=timeout, env=env)
+    if out.ok:
+        lines = [line for line in out.stdout.splitlines() if line.startswith(_RESULT)]
+        if lines:
+            out.value = json.loads(lines[-1][len(_RESULT):])
+        else:
+            out.why = "no result printed"
+    return out
+
+
+# -------------------------------------------------------------------------- table
+
+def _cell(value, spec):
+    """``value`` in format ``spec`` (e.g. ``'>8.2f'``); text or None keep the width."""
+    if value is None or (isinstance(value, float) and value != value):
+        value = "–"
+    try:
+        return format(value, spec)
+    except (TypeError, ValueError):
+        align, width = re.match(r"([<>^]?)(\d*)", spec).groups()
+        return format(str(value), f"{align or '>'}{width}")
+
+
+class Table:
+    """Rows printed as they come, aligned, and kept for a CSV at the end.
+
+    Parameters
+    ----------
+    columns : dict
+        Column name → format spec of its cells (``'<18'``, ``'>8.2f'``, ...);
+        the spec's width is the column's.
+    csv_path : str or None
+        Where :meth:`close` writes the rows as CSV (the script's ``--csv``).
+    title : str
+        A line printed before the header.
+    """
+
+    def __init__(self, columns, csv_path=None, title=None, out=None):
+        self.columns = dict(columns)
+        self.csv_path = csv_path
+        self.rows = []
+        self._out = out or sys.stdout
+        if title:
+            print(title, file=self._out)
+        print(" ".join(_cell(name, spec) for name, spec in self.columns.items()).rstrip(),
+              file=self._out, flush=True)
+
+    def row(self, *values, note=None):
+        """Print one row (the columns' values in order) and keep it."""
+        if len(values) > len(self.columns):
+            raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
+        cells = [_cell(v, spec) for v, spec in zip(values, self.columns.values())]
+        record = dict(zip(self.columns, values))
+        if note:
+            cells.append(note)
+            record["note"] = note
+        self.rows.append(record)
+        print(" ".join(cells).rstrip(), file=self._out, flush=True)
+
+    def failed(self, *key_values, why):
+        """A row for a run with no figures: its first columns, then ``failed: why``."""
+        self.row(*key_values, note=f"failed: {why}")
+
+    def close(self):
+        """Write the rows to ``csv_path`` (if any); returns the path."""
+        if self.csv_path:
+            write_csv(self.csv_path, self.rows, list(self.columns) + ["note"])
+        return self.csv_path
+
+
+def write_csv(path, rows, columns):
+    """Rows (dicts) to CSV; a float keeps every digit (``repr``), None is empty."""
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else repr(v) if isinstance(v, float) else v
+                             for k, v in row.items()})
+
+
+def read_csv(path):
+    """The rows of :func:`write_csv`: numbers back as int or float, empty as None."""
+    def parse(text):
+        if text == "":
+            return None
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
+        return text
+    with open(path, newline="") as f:
+        return [{k: parse(v) for k, v in row.items()} for row in csv.DictReader(f)]

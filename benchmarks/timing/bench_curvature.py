@@ -1,0 +1,418 @@
+"""Cost of a task's curvature, kind × structure, and of training against it.
+
+Softmax regression at four sizes (64/200/512/512 features × 10/10/10/100
+classes: 650, 2,010, 5,130 and 51,300 parameters) on **synthetic Gaussian
+features** (standard normal, random labels; 20,000 rows per task, float32).
+Four tables:
+
+1. ``task_curvature`` for every kind × structure: time (the second call,
+   after compilation) and the peak resident memory of a fresh process
+   that built the data and computed it. The full structure is refused
+   (MemoryError, before any work) where it cannot fit; the table prints
+   the memory it would need.
+2. The full Hessian by automatic differentiation vs the closed form (one
+   dense layer), at the small sizes: their times and the ratio.
+3. One epoch of AQC (full, kron, diag) on a second task, i.e. against the
+   first task's curvature, relative to one epoch of fine-tuning (the
+   prior's penalty alone) at the same size: the steady time of the jitted
+   training loop with ``n_epochs=1`` (minibatches of 64).
+4. AQC(curvature="ggn", structure="kron") at 51,300 parameters learning 5
+   tasks of 20,000 rows (1 epoch each, minibatches of 64): total time and
+   peak memory.
+5. The closed-form full Hessian against its floor: plain matrix products
+   of the same FLOP count and shapes (the chunks' Yᵀ Ã, 2·n·(D+1)²·K(K+1)/2
+   FLOP), timed in the same process; 50,000 rows unless ``--rows``.
+6. EWC's curvature of the field's MLP (784-400-400-10, swish, 648,010
+   parameters) on one task of 2,000 rows (``--mlp-rows``): the diagonal
+   GGN (= Fisher) and empirical Fisher, and the GGN's Kronecker factors,
+   factored through the 10 outputs ("auto") vs every sample's 400 × 400
+   S_n by forward-mode Jacobians ("autodiff", the path before), in one
+   run, and the largest relative difference between the two.
+
+Every configuration runs in its own subprocess, so that each peak memory
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is its own; the baseline
+row is a process that imported skcl and built the data, nothing else.
+
+    PYTHONPATH=. python benchmarks/timing/bench_curvature.py [--quick]
+
+``--quick``: 2,000 rows per task and no autodiff at 2,010 parameters.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+SIZES = [(64, 10), (200, 10), (512, 10), (512, 100)]
+KINDS = ("hessian", "ggn", "empirical_fisher")
+STRUCTURES = ("full", "kron", "diag")
+BATCH = 64
+
+
+def n_params(n_features, n_classes):
+    return (n_features + 1) * n_classes
+
+
+# --------------------------------------------------------------- child side
+
+
+def _data(n_features, n_classes, n_rows, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_rows, n_features), dtype=np.float32)
+    y = rng.integers(n_classes, size=n_rows).astype(np.int32)
+    return X, y, np.ones(n_rows, np.float32)
+
+
+def _block(tree):
+    import jax
+
+    jax.tree.map(lambda a: a.block_until_ready(), tree)
+
+
+def _curvature(cfg):
+    import jax
+
+    from skcl._gradient.consolidation.curvature import task_curvature
+    from skcl._gradient.model import Model
+    from skcl._gradient.networks import MLP
+
+    network = MLP(cfg["features"], tuple(cfg.get("hidden", ())), cfg["classes"])
+    model = Model(network, "categorical")
+    X, y, w = _data(cfg["features"], cfg["classes"], cfg["rows"])
+    theta = network.init(jax.random.PRNGKey(0))
+    X, y, w = jax.device_put((X, y, w))
+    args = (model, cfg["kind"], cfg["structure"], theta, X, y, w)
+    options = dict(batch_size=BATCH, method=cfg.get("method", "auto"))
+    # Compiled ahead of time, so that a slow configuration (minutes) is run
+    # once, without its compilation; a fast one is run again, as its first
+    # run also pays one-off costs (thread pools, allocations).
+    start = time.perf_counter()
+    compiled = task_curvature.lower(*args, **options).compile()
+    compile_s = time.perf_counter() - start
+    times = []
+    while not times or (len(times) < 2 and times[0] < 5):
+        start = time.perf_counter()
+        C = compiled(*args[3:])
+        _block(C)
+        times.append(time.perf_counter() - start)
+    result = {"compile_s": compile_s, "time_s": times[-1]}
+    if cfg.get("save"):  # for comparing two methods' results
+        import numpy as np
+
+        np.save(cfg["save"], np.concatenate([np.ravel(a) for a in jax.tree.leaves(C)]))
+    return result
+
+
+def _gemm(cfg):
+    """The closed form's matrix products alone: Σ_chunks Yᵀ Ã, Y random.
+
+    Same chunks and shapes as ``_full_closed_form``: Y (chunk, D1·n_pairs),
+    Ã (chunk, D1). Ã changes with the chunk index so that XLA cannot hoist
+    the product out of the loop.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from skcl._gradient.consolidation.curvature import _chunk
+
+    f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
+    d1, n_pairs = f + 1, k * (k + 1) // 2
+    chunk = _chunk(d1 * n_pairs + k * k, BATCH, n)
+    n_chunks = -(-n // chunk)
+    rng = np.random.default_rng(0)
+    Y = jnp.asarray(rng.standard_normal((chunk, d1 * n_pairs), dtype=np.float32))
+    A = jnp.asarray(rng.standard_normal((chunk, d1), dtype=np.float32))
+
+    @jax.jit
+    def products(Y, A):
+        def add(total, i):
+            return total + Y.T @ (A + i.astype(A.dtype)), None
+
+        return jax.lax.scan(add, jnp.zeros((d1 * n_pairs, d1), A.dtype),
+                            jnp.arange(n_chunks))[0]
+
+    _block(products(Y, A))  # compiles
+    start = time.perf_counter()
+    _block(products(Y, A))
+    elapsed = time.perf_counter() - start
+    return {"time_s": elapsed, "flop": 2.0 * n_chunks * chunk * d1 * d1 * n_pairs}
+
+
+def _classifier(method, features, classes):
+    from skcl import AQCClassifier, FineTuningClassifier
+
+    settings = dict(n_epochs=1, batch_size=BATCH, learning_rate=0.01, random_state=0)
+    if method == "fine-tuning":
+        return FineTuningClassifier(**settings)
+    return AQCClassifier(alpha=1.0, curvature="ggn", structure=method, **settings)
+
+
+def _epoch(cfg):
+    import jax
+    import numpy as np
+
+    from skcl._gradient.training import minimize
+
+    f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
+    clf = _classifier(cfg["method"], f, k)
+    X1, y1, _ = _data(f, k, n, seed=1)
+    clf.partial_fit(X1, y1, classes=np.arange(k))  # task 1: its curvature is folded in
+    X2, y2, w2 = _data(f, k, n, seed=2)
+    model, method = clf._model(), clf._make_consolidation()
+    times = []
+    for _ in range(2):  # the first call compiles the training loop
+        start = time.perf_counter()
+        _block(minimize(model, method, clf.consolidation_, clf.theta_, X2, y2, w2,
+                        jax.random.PRNGKey(0), 0.01, n_epochs=1, batch_size=BATCH))
+        times.append(time.perf_counter() - start)
+    return {"first_s": times[0], "time_s": times[1]}
+
+
+def _sequence(cfg):
+    import numpy as np
+
+    f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
+    clf = _classifier(cfg["method"], f, k)
+    tasks = [_data(f, k, n, seed=t)[:2] for t in range(cfg["tasks"])]
+    start = time.perf_counter()
+    for X, y in tasks:
+        clf.partial_fit(X, y, classes=np.arange(k))
+    elapsed = time.perf_counter() - start
+    nbytes = sum(a.nbytes for a in _leaves(clf.consolidation_))
+    return {"time_s": elapsed, "state_mb": nbytes / 1e6, "accuracy": clf.score(*tasks[0])}
+
+
+def _leaves(tree):
+    import jax
+
+    return jax.tree.leaves(tree)
+
+
+def _baseline(cfg):
+    import skcl  # noqa: F401  (the import's own memory belongs to the baseline)
+
+    _data(cfg["features"], cfg["classes"], cfg["rows"])
+    return {}
+
+
+def child(cfg):
+    result = {"baseline": _baseline, "curvature": _curvature, "epoch": _epoch,
+              "sequence": _sequence, "gemm": _gemm}[cfg["what"]](cfg)
+    # ru_maxrss is in kilobytes on Linux.
+    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+# -------------------------------------------------------------- parent side
+
+
+def run(cfg, timeout=1800):
+    """One configuration in a fresh interpreter; its RESULT line, or the error."""
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cfg)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": tail}
+
+
+def refusal(features, classes):
+    """The MemoryError's message for the full structure, or None if it fits."""
+    from skcl._gradient.consolidation.quadratic import check_structure_fits
+
+    try:
+        check_structure_fits("full", [(features, classes)])
+    except MemoryError as error:
+        return str(error)
+    return None
+
+
+def _needed(message):
+    # "... about 31.6 GB while a task is folded in, more than this machine's 24.6 GB."
+    after = message.split("about ", 1)[1]
+    return after.split(" while", 1)[0]
+
+
+def _cell(result):
+    if "error" in result:
+        return f"error: {result['error'][:40]}"
+    return f"{result['time_s']:8.3f} s {result['peak_mb']:7.0f} MB"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="2,000 rows, fewer autodiff runs")
+    parser.add_argument("--rows", type=int, default=20000, help="rows per task")
+    parser.add_argument("--tables", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6],
+                        help="which tables to print (1 to 6)")
+    parser.add_argument("--mlp-rows", type=int, default=2000, help="rows of table 6's task")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        child(json.loads(args.one))
+        return
+    rows = 2000 if args.quick else args.rows
+    refused = {size: refusal(*size) for size in SIZES}
+
+    base = run({"what": "baseline", "features": 512, "classes": 100, "rows": rows})
+    print(f"Synthetic Gaussian features, {rows:,} rows per task, softmax regression, float32. "
+          f"Baseline process (skcl imported, {rows:,} × 512 data): {base['peak_mb']:.0f} MB peak.")
+    print(f"Peak memory: ru_maxrss of a fresh process per configuration. "
+          f"{os.cpu_count()} CPU cores (shared; times are indicative).\n")
+
+    if 1 in args.tables:
+        curvature_table(rows, refused)
+    if 2 in args.tables:
+        autodiff_table(rows, SIZES[:1] if args.quick else SIZES[:2])
+    if 3 in args.tables:
+        epoch_table(rows, refused)
+    if 4 in args.tables:
+        sequence_table(rows)
+    if 5 in args.tables:
+        floor_table(2000 if args.quick else (args.rows if args.rows != 20000 else 50000))
+    if 6 in args.tables:
+        mlp_table(args.mlp_rows)
+
+
+def curvature_table(rows, refused):
+    print(f"1. Task curvature (after compilation; the second run where the first took < 5 s) "
+          f"and peak memory, {rows:,} rows")
+    header = f"{'n_params':>8} {'kind':<17}" + "".join(f"{s:>22}" for s in STRUCTURES)
+    print(header)
+    for f, k in SIZES:
+        for kind in KINDS:
+            cells = []
+            for structure in STRUCTURES:
+                if structure == "full" and refused[f, k]:
+                    cells.append(f"refused: {_needed(refused[f, k])}")
+                    continue
+                cells.append(_cell(run({"what": "curvature", "features": f, "classes": k,
+                                        "rows": rows, "kind": kind, "structure": structure})))
+            print(f"{n_params(f, k):8,d} {kind:<17}" + "".join(f"{c:>22}" for c in cells),
+                  flush=True)
+    for (f, k), message in refused.items():
+        if message:
+            print(f"P = {n_params(f, k):,}: MemoryError: {message}")
+    print()
+
+
+def autodiff_table(rows, sizes):
+    print(f"2. Full Hessian, {rows:,} rows: automatic differentiation (Jacobian of the "
+          "gradient, minibatches of 64) vs the closed form")
+    print(f"{'n_params':>8} {'closed form s':>14} {'autodiff s':>11} {'ratio':>7} "
+          f"{'autodiff MB':>12}")
+    for f, k in sizes:
+        closed, auto = (
+            run({"what": "curvature", "features": f, "classes": k, "rows": rows,
+                 "kind": "hessian", "structure": "full", "method": method})
+            for method in ("closed_form", "autodiff")
+        )
+        if "error" in closed or "error" in auto:
+            print(f"{n_params(f, k):8,d} {closed.get('error', '')} {auto.get('error', '')}")
+            continue
+        print(f"{n_params(f, k):8,d} {closed['time_s']:14.3f} {auto['time_s']:11.3f} "
+              f"{auto['time_s'] / closed['time_s']:7.0f}× {auto['peak_mb']:12.0f}", flush=True)
+    print()
+
+
+def epoch_table(rows, refused):
+    print(f"3. One epoch on task 2 ({rows:,} rows, minibatches of 64), AQC vs fine-tuning "
+          "(steady time of the jitted loop)")
+    methods = ("fine-tuning", "full", "kron", "diag")
+    print(f"{'n_params':>8}" + "".join(f"{m:>24}" for m in methods))
+    for f, k in SIZES:
+        results = {}
+        for method in methods:
+            if method == "full" and refused[f, k]:
+                continue
+            results[method] = run({"what": "epoch", "features": f, "classes": k, "rows": rows,
+                                   "method": method})
+        ft = results["fine-tuning"].get("time_s")
+        cells = []
+        for method in methods:
+            result = results.get(method)
+            if result is None:
+                cells.append("refused")
+            elif "error" in result:
+                cells.append(f"error: {result['error'][:14]}")
+            elif method == "fine-tuning":
+                cells.append(f"{ft:.3f} s {result['peak_mb']:5.0f} MB")
+            else:
+                cells.append(f"{result['time_s']:.3f} s = {result['time_s'] / ft:4.1f}×")
+        print(f"{n_params(f, k):8,d}" + "".join(f"{c:>24}" for c in cells), flush=True)
+    print()
+
+
+def sequence_table(rows):
+    print(f"4. AQC(curvature='ggn', structure='kron'), 51,300 parameters, 5 tasks of {rows:,} "
+          "rows, 1 epoch each")
+    result = run({"what": "sequence", "features": 512, "classes": 100, "rows": rows,
+                  "tasks": 5, "method": "kron"})
+    if "error" in result:
+        print(f"error: {result['error']}")
+    else:
+        print(f"time {result['time_s']:.1f} s (5 tasks, including compilation and 5 curvatures), "
+              f"peak memory {result['peak_mb']:.0f} MB, state {result['state_mb']:.1f} MB "
+              f"(5 Kronecker terms)")
+
+
+def floor_table(rows):
+    print(f"5. Closed-form full Hessian vs plain matrix products of the same FLOP count "
+          f"and shapes, {rows:,} rows (each the second run of a compiled program, both in "
+          f"one process each, run one after the other)")
+    print(f"{'n_params':>8} {'GFLOP':>8} {'closed form s':>14} {'products s':>11} "
+          f"{'ratio':>6} {'GFLOP/s':>8}")
+    for f, k in SIZES[:3]:
+        cfg = {"features": f, "classes": k, "rows": rows}
+        gemm = run({**cfg, "what": "gemm"})
+        closed = run({**cfg, "what": "curvature", "kind": "hessian", "structure": "full",
+                      "method": "closed_form"})
+        if "error" in gemm or "error" in closed:
+            print(f"{n_params(f, k):8,d} {gemm.get('error', '')} {closed.get('error', '')}")
+            continue
+        print(f"{n_params(f, k):8,d} {gemm['flop'] / 1e9:8.0f} {closed['time_s']:14.2f} "
+              f"{gemm['time_s']:11.2f} {closed['time_s'] / gemm['time_s']:5.2f}× "
+              f"{gemm['flop'] / 1e9 / gemm['time_s']:8.1f}", flush=True)
+    print()
+
+
+def mlp_table(rows):
+    import tempfile
+
+    import numpy as np
+
+    print(f"6. The field's MLP 784-400-400-10 (648,010 parameters), one task of {rows:,} rows: "
+          "S_n factored through the outputs vs per-sample pre-activation Jacobians")
+    print(f"{'kind':<17} {'structure':<9} {'factored s':>11} {'Jacobians s':>12} {'ratio':>7} "
+          f"{'max rel. diff':>14}")
+    cfg = {"what": "curvature", "features": 784, "hidden": [400, 400], "classes": 10,
+           "rows": rows}
+    with tempfile.TemporaryDirectory() as folder:
+        for kind, structure in (("ggn", "diag"), ("empirical_fisher", "diag"), ("ggn", "kron")):
+            results, values = [], []
+            for method in ("auto", "autodiff"):
+                path = os.path.join(folder, f"{method}.npy")
+                results.append(run({**cfg, "kind": kind, "structure": structure,
+                                    "method": method, "save": path}, timeout=3600))
+                values.append(np.load(path) if "error" not in results[-1] else None)
+            fast, slow = results
+            if "error" in fast or "error" in slow:
+                print(f"{kind:<17} {structure:<9} {fast.get('error', '')} {slow.get('error', '')}")
+                continue
+            diff = np.max(np.abs(values[0] - values[1])) / np.max(np.abs(values[1]))
+            print(f"{kind:<17} {structure:<9} {fast['time_s']:11.2f} {slow['time_s']:12.2f} "
+                  f"{slow['time_s'] / fast['time_s']:6.0f}× {diff:14.1e}", flush=True)
+    print()
+
+
+if __name__ == "__main__":
+    main()
