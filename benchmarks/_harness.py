@@ -20,7 +20,8 @@ of its own:
   killed by a signal (a segmentation fault in OpenBLAS, the OOM killer's
   SIGKILL) comes back as an :class:`Outcome` whose ``why`` says so; the
   caller prints it as a row and goes on.
-* :class:`Table`: rows printed as they come (aligned text), and the same
+* :class:`Table`: rows printed as they come (aligned text, or Markdown
+  for a docs page), and the same
   rows written to CSV at the end (``--csv``); :func:`read_csv` reads
   them back.
 """
@@ -132,11 +133,15 @@ def timeit(fn, repeats=5, *, warmup=True):
 class Stopwatch:
     """The wall time of one block, once: ``with Stopwatch() as w: ...; w.seconds``.
 
-    ``w.seconds`` reads the time so far while the block runs.
+    It starts when made (or when its block is entered); ``w.seconds`` reads
+    the time so far until the block ends, then the block's.
     """
 
-    def __enter__(self):
+    def __init__(self):
         self._start, self._stop = time.perf_counter(), None
+
+    def __enter__(self):
+        self.__init__()
         return self
 
     def __exit__(self, *exc):
@@ -295,30 +300,58 @@ class Table:
     csv_path : str or None
         Where :meth:`close` writes the rows as CSV (the script's ``--csv``).
     title : str
-        A line printed before the header.
+        A line printed before the header (the first :meth:`section`'s).
+    markdown : bool
+        Print a Markdown table (``| a | b |``), as the docs' pages hold.
+    header : bool
+        Print the header now; ``False`` waits for the first :meth:`section`.
     """
 
-    def __init__(self, columns, csv_path=None, title=None, out=None):
+    def __init__(self, columns, csv_path=None, title=None, out=None, markdown=False,
+                 header=True):
         self.columns = dict(columns)
         self.csv_path = csv_path
+        self.markdown = markdown
         self.rows = []
         self._out = out or sys.stdout
-        if title:
-            print(title, file=self._out)
-        print(" ".join(_cell(name, spec) for name, spec in self.columns.items()).rstrip(),
-              file=self._out, flush=True)
+        self._section = None
+        if title is not None:
+            self.section(title)
+        elif header:
+            self._header()
+
+    def section(self, title):
+        """Start a part of the table: its title, the header again; its rows name it."""
+        if self.rows or self._section is not None:
+            print(file=self._out)
+        print(title, file=self._out)
+        self._section = title
+        self._header()
+
+    def _header(self):
+        self._print([_cell(name, spec) for name, spec in self.columns.items()])
+        if self.markdown:
+            print("|" + "---|" * len(self.columns), file=self._out, flush=True)
+
+    def _print(self, cells):
+        if self.markdown:
+            line = "| " + " | ".join(c.strip() for c in cells) + " |"
+        else:
+            line = " ".join(cells).rstrip()
+        print(line, file=self._out, flush=True)
 
     def row(self, *values, note=None):
         """Print one row (the columns' values in order) and keep it."""
         if len(values) > len(self.columns):
             raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
         cells = [_cell(v, spec) for v, spec in zip(values, self.columns.values())]
-        record = dict(zip(self.columns, values))
+        record = {"section": self._section} if self._section is not None else {}
+        record.update(zip(self.columns, values))
         if note:
             cells.append(note)
             record["note"] = note
         self.rows.append(record)
-        print(" ".join(cells).rstrip(), file=self._out, flush=True)
+        self._print(cells)
 
     def failed(self, *key_values, why):
         """A row for a run with no figures: its first columns, then ``failed: why``."""
@@ -327,7 +360,8 @@ class Table:
     def close(self):
         """Write the rows to ``csv_path`` (if any); returns the path."""
         if self.csv_path:
-            write_csv(self.csv_path, self.rows, list(self.columns) + ["note"])
+            first = ["section"] if any("section" in row for row in self.rows) else []
+            write_csv(self.csv_path, self.rows, first + list(self.columns) + ["note"])
         return self.csv_path
 
 

@@ -1,10 +1,10 @@
 """How sure is it? Accuracy, log loss and ECE of the plug-in and the Laplace predictive.
 
 On CI Split Iris and CI Split Wine (the paper's softmax regression and
-training settings) and on scikit-learn's 8×8 digits (1,797 images, pixels
-scaled to [0, 1], 64 features like the paper's MNIST features; a
-stratified 64/16/20 train/validation/test split with ``random_state=0``,
-five tasks of two digits; softmax regression, 50 epochs, minibatches of
+training settings) and on the bundled 8×8 digits (1,797 images, pixels
+/ 16, 64 features like the paper's MNIST features; ``load_ci_split_digits``
+and ``load_di_split_digits``: the paper's stratified splits, five tasks
+of two digits; softmax regression, 50 epochs, minibatches of
 32, learning rate 0.01) as CI Split Digits (ten classes) and DI Split
 Digits (even vs odd, one Bernoulli output), each row learns the training
 sequence one task at a time and is scored on the whole test sequence
@@ -40,58 +40,36 @@ mean-field predictive and the prior precision δ chosen by the Laplace
 evidence (``predictive_prior_precision="evidence"``), and prints each δ.
 """
 
-import argparse
 import json
-import os
-import platform
-import time
 import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import Bunch
 
 import skcl
+from benchmarks import _harness as harness
 from skcl import AQCClassifier, EWCClassifier
 from skcl import reproduce as rp
 from skcl._gradient.consolidation.evidence import evidence_prior_precision
+from skcl.datasets import load_ci_split_digits, load_di_split_digits
 from skcl.metrics import expected_calibration_error, final_average_accuracy
 
 PREDICTIVES = ("map", "probit", "mean_field", "mc")
 LAMBDAS = (1, 10, 100, 1000, 10000)
 COLUMNS = {"ci-split-iris": "CI Split Iris", "ci-split-wine": "CI Split Wine",
            "ci-split-digits": "CI Split Digits", "di-split-digits": "DI Split Digits"}
-DIGIT_PAIRS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
 DIGITS_SETTINGS = dict(hidden_layer_sizes=(), n_epochs=50, batch_size=32, learning_rate=0.01)
-
-
-def split_digits(domain):
-    """CI (ten classes) or DI (even vs odd) Split Digits, as a Bunch like the loaders'."""
-    X, y = load_digits(return_X_y=True)
-    X = (X / 16.0).astype(np.float32)
-    X_rest, X_test, y_rest, y_test = train_test_split(
-        X, y, test_size=0.2, random_state=0, stratify=y)
-    X_train, X_val, y_train, y_val = train_test_split(
-        X_rest, y_rest, test_size=0.2, random_state=0, stratify=y_rest)
-
-    def tasks(X, y):
-        return [(X[np.isin(y, g)], (y[np.isin(y, g)] % 2 if domain else y[np.isin(y, g)]))
-                for g in DIGIT_PAIRS]
-
-    return Bunch(train=tasks(X_train, y_train), validation=tasks(X_val, y_val),
-                 test=tasks(X_test, y_test), classes=np.arange(2 if domain else 10))
 
 
 def sequence(key):
     """(data, softmax-regression settings) of a column."""
     if key.endswith("digits"):
-        return split_digits(key.startswith("di")), DIGITS_SETTINGS
+        load = load_di_split_digits if key.startswith("di") else load_ci_split_digits
+        return load(), DIGITS_SETTINGS
     seq = rp.SEQUENCES[key]
     return seq.loader(), seq.settings("sr")
 
@@ -189,7 +167,7 @@ def rst_tables(saved):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--output", default=None, help="write the numbers as JSON")
     parser.add_argument("--columns", nargs="+", default=list(COLUMNS), choices=list(COLUMNS))
@@ -205,11 +183,10 @@ def main():
         print(saved["versions"], "\n")
         print(rst_tables(saved))
         return
-    import jax
-    import sklearn
-
+    versions = harness.machine_line()
+    print(versions)
     warnings.simplefilter("ignore")  # one-class tasks warn by design here
-    table, tic = {}, time.perf_counter()
+    table, clock = {}, harness.Stopwatch()
     columns = {key: COLUMNS[key] for key in args.columns}
     for key, label in columns.items():
         data, settings = sequence(key)
@@ -219,7 +196,7 @@ def main():
             quadratic_rows(EWCClassifier, "EWC", seed, settings, data, table, label,
                            args.evidence)
             if args.evidence:
-                print(f"{label} seed {seed} done ({time.perf_counter() - tic:.0f} s)", flush=True)
+                print(f"{label} seed {seed} done ({clock.seconds:.0f} s)", flush=True)
                 continue
             baselines = {**exact_family(seed)}
             for name, est in baselines.items():
@@ -236,20 +213,19 @@ def main():
                                                            "ece": []})
             for k, v in scores(joint, data).items():
                 cell[k].append(v)
-            print(f"{label} seed {seed} done ({time.perf_counter() - tic:.0f} s)", flush=True)
+            print(f"{label} seed {seed} done ({clock.seconds:.0f} s)", flush=True)
 
-    versions = (f"skcl with numpy {np.__version__}, scikit-learn {sklearn.__version__}, jax "
-                f"{jax.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-                f"{os.cpu_count()} cores")
-    print(f"\nAccuracy (%), log loss, ECE (%): mean ± sd over seeds 0–{args.seeds - 1}. "
-          f"{versions}; {time.perf_counter() - tic:.0f} s.\n")
+    print(f"\nAccuracy (%), log loss, ECE (%): mean ± sd over seeds 0–{args.seeds - 1}; "
+          f"{clock.seconds:.0f} s.")
+    out = harness.Table({"row": "", "accuracy (%)": "", "log loss": "", "ECE (%)": ""},
+                        args.csv, markdown=True, header=False)
     for label in columns.values():
-        print(f"{label}:\n\n| row | accuracy (%) | log loss | ECE (%) |\n|---|---|---|---|")
+        out.section(f"\n{label}:\n")
         for name, cells in table.items():
             c = cells[label]
-            print(f"| {name} | {fmt(c['accuracy'], 1)} | {fmt(c['log_loss'], 3)} | "
-                  f"{fmt(c['ece'], 1)} |")
-        print()
+            out.row(name, fmt(c['accuracy'], 1), fmt(c['log_loss'], 3), fmt(c['ece'], 1))
+    out.close()
+    print()
 
     if args.evidence:
         for name, cells in table.items():

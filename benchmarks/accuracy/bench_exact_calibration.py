@@ -1,8 +1,9 @@
 """How sure is the exact family? Accuracy, log loss and ECE, plug-in against predictive.
 
 Sequences: CI Split Iris and Wine (skcl's), CI and DI Split digits
-(scikit-learn's 8×8 digits, 30 % stratified test split with seed 0, five
-tasks of two digits; DI labels are the digit's parity, as DI Split MNIST),
+(``load_ci_split_digits`` / ``load_di_split_digits``: the bundled 8×8
+digits, pixels / 16, the paper's stratified splits, five tasks of two
+digits; DI labels are the digit's parity, as DI Split MNIST),
 and CI and DI Split MNIST on the 784 pixels scaled to [0, 1] (``--mnist``,
 MNIST in torchvision's layout under ``$SKCL_DATA_DIR``; pixels, not a
 pre-trained extractor's features: training one takes too long on two
@@ -39,47 +40,29 @@ Measured: the small sequences take about a minute, the whole run with
 ``--mnist`` 7 minutes on two shared cores (``--only-mnist`` runs MNIST alone).
 """
 
-import argparse
-import os
-import platform
 from types import SimpleNamespace
 
 import numpy as np
-import scipy
-import sklearn
 from scipy.special import logsumexp
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.datasets import load_digits
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import LogisticRegression, RidgeClassifier
 from sklearn.metrics import log_loss
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl.datasets import (
+    load_ci_split_digits,
     load_ci_split_iris,
     load_ci_split_mnist,
     load_ci_split_wine,
+    load_di_split_digits,
     load_di_split_mnist,
 )
 from skcl.metrics import expected_calibration_error
-
-
-def split_digits(domain_incremental):
-    X, y = load_digits(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0,
-                                                        stratify=y)
-    train, test = [], []
-    for t in range(5):
-        digits = [2 * t, 2 * t + 1]
-        for X_, y_, out in ((X_train, y_train, train), (X_test, y_test, test)):
-            keep = np.isin(y_, digits)
-            out.append((X_[keep], y_[keep] % 2 if domain_incremental else y_[keep]))
-    return SimpleNamespace(train=train, test=test,
-                           classes=np.arange(2 if domain_incremental else 10))
 
 
 def pixels(loader):
@@ -163,7 +146,7 @@ class _Labelled:
         return P
 
 
-def run(name, data, domain_incremental, seeds):
+def run(table, name, data, domain_incremental, seeds):
     results = {}
     for seed in seeds:
         for row, (estimator, parameter, values) in exact_rows(domain_incremental, seed).items():
@@ -180,8 +163,7 @@ def run(name, data, domain_incremental, seeds):
     y = np.concatenate([y for _, y in data.train])
     for row, estimator in baselines().items():
         results[row] = [evaluate(_Labelled(clone(estimator).fit(X, y), data.classes), data)]
-    print(f"\n{name}\n")
-    print(f"{'':64s} {'accuracy %':>15s} {'log loss':>17s} {'ECE %':>13s}")
+    table.section(f"\n{name}\n")
     for row, values in results.items():
         values = np.asarray(values)
         cells = []
@@ -192,11 +174,11 @@ def run(name, data, domain_incremental, seeds):
             if spread >= 0.5 * 10.0 ** -digits:
                 shown += f" ± {spread:.{digits}f}"
             cells.append(shown)
-        print(f"{row:64s} {cells[0]:>15s} {cells[1]:>17s} {cells[2]:>13s}", flush=True)
+        table.row(row, *cells)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--mnist", action="store_true", help="add CI and DI Split MNIST pixels")
     parser.add_argument("--mnist-seeds", type=int, default=1,
@@ -204,25 +186,22 @@ def main():
     parser.add_argument("--only-mnist", action="store_true")
     args = parser.parse_args()
     seeds = list(range(args.seeds))
-    import jax
-
-    print(f"skcl exact-family calibration; numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"scikit-learn {sklearn.__version__}, jax {jax.__version__}, "
-          f"Python {platform.python_version()}, "
-          f"{platform.machine()} ({os.cpu_count()} CPUs visible, shared); seeds {seeds}")
+    print(harness.machine_line(extra=f"skcl exact-family calibration; seeds {seeds}"))
     sequences = [] if args.only_mnist else [
         ("CI Split Iris", load_ci_split_iris, False, seeds),
         ("CI Split Wine", load_ci_split_wine, False, seeds),
-        ("CI Split digits", lambda: split_digits(False), False, seeds),
-        ("DI Split digits", lambda: split_digits(True), True, seeds)]
+        ("CI Split digits", load_ci_split_digits, False, seeds),
+        ("DI Split digits", load_di_split_digits, True, seeds)]
     if args.mnist or args.only_mnist:
         mnist_seeds = list(range(args.mnist_seeds))
         sequences += [
             ("CI Split MNIST (pixels)", lambda: pixels(load_ci_split_mnist), False, mnist_seeds),
             ("DI Split MNIST (pixels)", lambda: pixels(load_di_split_mnist), True, mnist_seeds)]
+    table = harness.Table({"": "<64", "accuracy %": ">15", "log loss": ">17", "ECE %": ">13"},
+                          args.csv, header=False)
     for name, load, domain_incremental, sequence_seeds in sequences:
-        run(f"{name}, seeds {sequence_seeds}", load(), domain_incremental, sequence_seeds)
-
+        run(table, f"{name}, seeds {sequence_seeds}", load(), domain_incremental, sequence_seeds)
+    table.close()
 
 if __name__ == "__main__":
     main()

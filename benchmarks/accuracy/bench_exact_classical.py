@@ -18,8 +18,9 @@ the Gaussian's ``components="auto"`` against one component per class, and
 scikit-learn's ``RidgeClassifierCV`` and ``LinearDiscriminantAnalysis``
 (``lsqr``, ``shrinkage="auto"``) fitted on all the training rows (‡, the
 joint bound of those models), on CI Split Iris, Wine and digits and DI
-Split digits (scikit-learn's digits, pixels / 16, a stratified 70/30
-split with ``random_state=0``; tasks of two digits, DI labels their parity).
+Split digits (``load_ci_split_digits`` / ``load_di_split_digits``: the
+bundled digits, pixels / 16, the paper's stratified splits; tasks of two
+digits, DI labels their parity).
 
 Run::
 
@@ -27,23 +28,20 @@ Run::
     PYTHONPATH=. python benchmarks/accuracy/bench_exact_classical.py --hyperparameters --seeds 5
 """
 
-import argparse
-import os
-import platform
 from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.datasets import load_digits
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.linear_model import RidgeClassifierCV, SGDClassifier
-from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
 from sklearn.preprocessing import StandardScaler
 
+from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl import reproduce as rp
 from skcl._exact.least_squares import RELATIVE_ALPHA_GRID
+from skcl.datasets import load_ci_split_digits, load_di_split_digits
 from skcl.feature_extraction import RandomFeatures
 from skcl.metrics import final_average_accuracy
 
@@ -63,7 +61,9 @@ def rows(seed, settings):
         "SGDClassifier(log_loss)": (
             "scikit-learn", SGDClassifier(loss="log_loss", random_state=seed), []),
     }
-    for method in rp.METHODS:
+    # The paper's methods; the registry's other rows (the exact family,
+    # scikit-learn's baselines) are above or take other settings.
+    for method in (m for m in rp.METHODS if m.origin == "paper"):
         cls = method.resolve()
         params = cls().get_params()
         # Some registered baselines (GaussianNB) draw nothing: no random_state.
@@ -91,29 +91,16 @@ def run(estimator, transformers, data):
     return 100 * final_average_accuracy(estimator, [(prepare(X), y) for X, y in data.test])
 
 
-def split_digits(domain_incremental):
-    """CI or DI Split digits: (train tasks, test tasks, classes)."""
-    X, y = load_digits(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(
-        X / 16.0, y, test_size=0.3, random_state=0, stratify=y)
-    label = (lambda y: y % 2) if domain_incremental else (lambda y: y)
-
-    def split(X, y):
-        return [(X[np.isin(y, t)], label(y[np.isin(y, t)]))
-                for t in [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]]
-
-    return split(X_train, y_train), split(X_test, y_test), np.arange(
-        2 if domain_incremental else 10)
-
-
 def hyperparameters(seeds):
     """Name → column → accuracies: the default rules against the held-out rule and sklearn."""
     columns = {}
     for key, label in [("ci-split-iris", "CI Split Iris"), ("ci-split-wine", "CI Split Wine")]:
         data = rp.SEQUENCES[key].loader()
         columns[label] = (list(data.train), list(data.test), np.asarray(data.classes))
-    columns["CI Split digits"] = split_digits(False)
-    columns["DI Split digits"] = split_digits(True)
+    for label, load in [("CI Split digits", load_ci_split_digits),
+                        ("DI Split digits", load_di_split_digits)]:
+        data = load()
+        columns[label] = (list(data.train), list(data.test), np.asarray(data.classes))
     G, L = GaussianDiscriminantClassifier, LeastSquaresClassifier
     def features(seed):
         return [StandardScaler(), RandomFeatures(2000, random_state=seed)]
@@ -153,28 +140,27 @@ def hyperparameters(seeds):
     return table, list(columns)
 
 
+def _cells(values):
+    return f"{np.mean(values):.1f} ± {np.std(values, ddof=1) if len(values) > 1 else 0:.1f}"
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--no-paper", action="store_true", help="leave out the paper's methods")
     parser.add_argument("--hyperparameters", action="store_true",
                         help="the comparison of the exact family's rules instead")
     args = parser.parse_args()
-    import jax
-    import sklearn
-
+    print(harness.machine_line())
     if args.hyperparameters:
         table, columns = hyperparameters(args.seeds)
-        print(f"Test final average accuracy (%), mean ± sd over seeds 0–{args.seeds - 1} "
-              f"(only the held-out rule depends on them). numpy {np.__version__}, "
-              f"scikit-learn {sklearn.__version__}, jax {jax.__version__}, Python "
-              f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores.\n")
-        print("| rule | " + " | ".join(columns) + " |")
-        print("|---|" + "---|" * len(columns))
+        out = harness.Table({"rule": "", **{c: "" for c in columns}}, args.csv, markdown=True,
+                            title=f"Test final average accuracy (%), mean ± sd over seeds "
+                                  f"0–{args.seeds - 1} (only the held-out rule depends on "
+                                  f"them).\n")
         for name, cells in table.items():
-            shown = [f"{np.mean(v):.1f} ± {np.std(v, ddof=1) if len(v) > 1 else 0:.1f}"
-                     for v in (cells[c] for c in columns)]
-            print(f"| {name} | " + " | ".join(shown) + " |")
+            out.row(name, *(_cells(cells[c]) for c in columns))
+        out.close()
         return
 
     columns = {"ci-split-iris": "CI Split Iris", "ci-split-wine": "CI Split Wine"}
@@ -188,16 +174,13 @@ def main():
                     continue
                 table.setdefault((name, origin), {}).setdefault(label, []).append(
                     run(estimator, transformers, data))
-    print(f"Test final average accuracy (%), mean ± sd over seeds 0–{args.seeds - 1}, at "
-          f"defaults, no validation sequence. skcl with numpy {np.__version__}, scikit-learn "
-          f"{sklearn.__version__}, jax {jax.__version__}, Python {platform.python_version()}, "
-          f"{platform.machine()}, {os.cpu_count()} cores.\n")
-    print("| method | origin | " + " | ".join(columns.values()) + " |")
-    print("|---|---|" + "---|" * len(columns))
+    out = harness.Table({"method": "", "origin": "", **{c: "" for c in columns.values()}},
+                        args.csv, markdown=True,
+                        title=f"Test final average accuracy (%), mean ± sd over seeds "
+                              f"0–{args.seeds - 1}, at defaults, no validation sequence.\n")
     for (name, origin), cells in table.items():
-        shown = [f"{np.mean(v):.1f} ± {np.std(v, ddof=1) if len(v) > 1 else 0:.1f}"
-                 for v in (cells[label] for label in columns.values())]
-        print(f"| {name} | {origin} | " + " | ".join(shown) + " |")
+        out.row(name, origin, *(_cells(cells[label]) for label in columns.values()))
+    out.close()
 
 
 if __name__ == "__main__":

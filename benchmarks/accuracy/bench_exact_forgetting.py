@@ -16,7 +16,8 @@ Two tables.
   of all 1,797 digits (shifted) after 10 calls and at the end (median of
   5, after the solve), and the learning time per call.
 * Forgetting against a refit, at D = 2,000 (and, with ``--dims 2000
-  10000``, 10,000) random features of CI Split digits: learning the 5
+  10000``, 10,000) random features of CI Split digits
+  (``load_ci_split_digits``, the paper's splits): learning the 5
   tasks, then forgetting task 3's rows (``forget``: their sums, the
   downdate) and the solve that follows, against learning the other 4
   tasks again and solving; and the largest relative difference of their
@@ -36,21 +37,14 @@ decisive rows only::
         --river --models "class, λ=0.9" "class, λ=0.97" --dims     # the decisive rows only
 """
 
-import argparse
-import platform
-import time
 
 import numpy as np
-import scipy
-import sklearn
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 
+from benchmarks import _harness as harness
 from benchmarks.accuracy.bench_exact_stream import drifting_stream, learn_stream
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
+from skcl.datasets import load_ci_split_digits
 from skcl.feature_extraction import RandomFeatures
-
-PAIRS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
 
 
 def skcl_models(n_calls):
@@ -101,14 +95,14 @@ def run_river(factory, n_calls, n_stream):
         return np.array([model.predict_one(dict(enumerate(x))) for x in X])
 
     for t, (X, y, X_test, y_test, X_all) in enumerate(drifting_stream(n_calls), 1):
-        tic = time.perf_counter()
-        for x, label in zip(X, y.tolist()):
-            model.learn_one(dict(enumerate(x)), label)
-        learn += time.perf_counter() - tic
+        with harness.Stopwatch() as watch:
+            for x, label in zip(X, y.tolist()):
+                model.learn_one(dict(enumerate(x)), label)
+        learn += watch.seconds
         if t in checkpoints:
-            tic = time.perf_counter()
-            predict(X_all)
-            ms = 1000 * (time.perf_counter() - tic)
+            with harness.Stopwatch() as watch:
+                predict(X_all)
+            ms = 1000 * watch.seconds
             first_ms = first_ms if first_ms is not None else ms
             cells.append(100 * float(np.mean(predict(X_test) == y_test)))
     return cells, first_ms, ms, 1000 * learn / n_calls, None
@@ -116,31 +110,31 @@ def run_river(factory, n_calls, n_stream):
 
 def bench_stream(n_calls, river_names, river_calls, with_skcl=True, only=None):
     checkpoints = checkpoints_of(n_calls)
-    print(f"\nDrifting stream, {n_calls} calls of 60 digits: accuracy on the current "
-          f"distribution (%), predict of 1,797 rows (ms), learning (ms per call)")
-    print(f"{'model':<20}" + "".join(f"{'after ' + str(c):>11}" for c in checkpoints)
-          + f"{'predict@10':>12}{'predict@end':>12}{'end/10':>8}{'learn':>9}{'comp.':>7}")
+    table = harness.Table(
+        {"model": "<20", **{f"after {c}": ">10.1f" for c in checkpoints}, "predict@10": ">11.1f",
+         "predict@end": ">11.1f", "end/10": ">7.2f", "learn": ">8.2f", "comp.": ">6"},
+        title=f"\nDrifting stream, {n_calls} calls of 60 digits: accuracy on the current "
+              f"distribution (%), predict of 1,797 rows (ms), learning (ms per call)")
     runs = [(name, run_skcl, f, n_calls) for name, f in skcl_models(n_calls).items()
             if with_skcl and (only is None or name in only)]
     runs += [(name, run_river, f, min(n_calls, river_calls))
              for name, f in river_models(river_names).items()]
     for name, run, factory, calls in runs:
         cells, first_ms, last_ms, learn_ms, components = run(factory, calls, n_calls)
-        accuracy = "".join(f"{a:11.1f}" for a in cells).ljust(11 * len(checkpoints))
+        cells = cells + [None] * (len(checkpoints) - len(cells))
         if calls < n_calls:
             name = f"{name} ({calls})"  # learned the stream's first calls only
-        print(f"{name:<20}{accuracy}{first_ms:12.1f}{last_ms:12.1f}{last_ms / first_ms:8.2f}"
-              f"{learn_ms:9.2f}{'' if components is None else components:>7}", flush=True)
+        table.row(name, *cells, first_ms, last_ms, last_ms / first_ms, learn_ms, components)
+    return table.rows
 
 
 def ci_split_digits_features(n_components):
-    X, y = load_digits(return_X_y=True)
-    X_train, X_test, y_train, _ = train_test_split(
-        X / 16.0, y, test_size=0.3, random_state=0, stratify=y)
-    features = RandomFeatures(n_components, random_state=0).fit(X_train)
-    tasks = [(features.transform(X_train[np.isin(y_train, p)]), y_train[np.isin(y_train, p)])
-             for p in PAIRS]
-    return tasks, features.transform(X_test)
+    """CI Split digits' training tasks and pooled test rows through D random features."""
+    data = load_ci_split_digits()
+    features = RandomFeatures(n_components, random_state=0).fit(
+        np.concatenate([X for X, _ in data.train]))
+    tasks = [(features.transform(X), y) for X, y in data.train]
+    return tasks, features.transform(np.concatenate([X for X, _ in data.test]))
 
 
 def learn(factory, tasks):
@@ -159,42 +153,39 @@ def relative_difference(got, want):
 
 
 def bench_forgetting(dims):
-    print("\nForgetting task 3 of CI Split digits on D random features, against a refit "
-          "without it (s)")
-    print(f"{'model':<16}{'D':>7}{'learn 5':>9}{'forget':>9}{'+ solve':>9}"
-          f"{'refit 4':>9}{'+ solve':>9}{'max rel. diff':>15}")
+    table = harness.Table(
+        {"model": "<15", "D": ">6", "learn 5": ">8.2f", "forget": ">8.2f", "+ solve": ">8.2f",
+         "refit 4": ">8.2f", "+ solve ": ">8.2f", "max rel. diff": ">14.1e"},
+        title="\nForgetting task 3 of CI Split digits on D random features, against a refit "
+              "without it (s)")
     for d in dims:
         tasks, X_test = ci_split_digits_features(d)
         for name, factory in [("gaussian", GaussianDiscriminantClassifier),
                               ("least squares", LeastSquaresClassifier)]:
-            tic = time.perf_counter()
-            model = learn(factory, tasks)
-            model.predict(X_test[:1])
-            learned = time.perf_counter() - tic
-            tic = time.perf_counter()
-            model.forget(*tasks[3])
-            forget = time.perf_counter() - tic
-            tic = time.perf_counter()
-            model.predict(X_test[:1])
-            forget_solve = time.perf_counter() - tic
-            tic = time.perf_counter()
-            refit = learn(factory, [t for i, t in enumerate(tasks) if i != 3])
-            refit_learn = time.perf_counter() - tic
-            tic = time.perf_counter()
-            refit.predict(X_test[:1])
-            refit_solve = time.perf_counter() - tic
+            with harness.Stopwatch() as learned:
+                model = learn(factory, tasks)
+                model.predict(X_test[:1])
+            with harness.Stopwatch() as forget:
+                model.forget(*tasks[3])
+            with harness.Stopwatch() as forget_solve:
+                model.predict(X_test[:1])
+            with harness.Stopwatch() as refit_learn:
+                refit = learn(factory, [t for i, t in enumerate(tasks) if i != 3])
+            with harness.Stopwatch() as refit_solve:
+                refit.predict(X_test[:1])
             difference = max(
                 relative_difference(got, want)
                 for got, want in [(model.predict_proba(X_test), refit.predict_proba(X_test)),
                                   (model.decision_function(X_test),
                                    refit.decision_function(X_test))])
-            print(f"{name:<16}{d:>7}{learned:9.2f}{forget:9.2f}{forget_solve:9.2f}"
-                  f"{refit_learn:9.2f}{refit_solve:9.2f}{difference:15.1e}", flush=True)
+            table.row(name, d, learned.seconds, forget.seconds, forget_solve.seconds,
+                      refit_learn.seconds, refit_solve.seconds, difference)
             del model, refit
+    return table.rows
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, csv=False)
     parser.add_argument("--calls", type=int, nargs="*", default=[300])
     parser.add_argument("--river", nargs="*", default=["softmax", "hat"],
                         choices=["softmax", "hat", "arf"])
@@ -207,9 +198,8 @@ def main():
     parser.add_argument("--only-river", action="store_true",
                         help="the streams' river rows only (a long river run on its own)")
     args = parser.parse_args()
-    print(f"python {platform.python_version()}, numpy {np.__version__}, scipy "
-          f"{scipy.__version__}, scikit-learn {sklearn.__version__}, {platform.machine()}")
-    tic = time.perf_counter()
+    print(harness.machine_line())
+    clock = harness.Stopwatch()
     for n_calls in args.calls:
         # The first calls of every stream are the same: river learns them once.
         shortest = min(args.calls)
@@ -218,7 +208,7 @@ def main():
                      only=args.models)
     if not args.only_river:
         bench_forgetting(args.dims)
-    print(f"\n{time.perf_counter() - tic:.0f} s in all")
+    print(f"\n{clock.seconds:.0f} s in all")
 
 
 if __name__ == "__main__":

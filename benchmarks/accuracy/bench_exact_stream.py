@@ -12,37 +12,33 @@ here as a subclass), ``"class"`` and ``"task_class"``.
   accuracy on the 30 % test split under the current shift, the number of
   components, and the time of ``predict`` on all 1,797 digits (shifted),
   after the solve (median of 5).
-* Task sequences: CI and DI Split digits (DI also cut into 4 calls a
-  task), CI Split Iris and Wine, and with ``--mnist`` CI and DI Split
-  MNIST pixels (``SKCL_DATA_DIR`` or ``--data-dir``, torchvision layout):
-  final average accuracy and components.
+* Task sequences: CI and DI Split digits (``load_ci_split_digits``,
+  ``load_di_split_digits``; DI also cut into 4 calls a task), CI Split
+  Iris and Wine, and with ``--mnist`` CI and DI Split MNIST pixels
+  (``SKCL_DATA_DIR`` or ``--data-dir``, torchvision layout): final
+  average accuracy and components.
 
 Run::
 
     PYTHONPATH=. python benchmarks/accuracy/bench_exact_stream.py --calls 300 3000 --mnist
 """
 
-import argparse
-import os
-import time
-
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier
 from skcl._exact.gaussian import oas_shrinkage
 from skcl.datasets import (
+    load_ci_split_digits,
     load_ci_split_iris,
     load_ci_split_mnist,
     load_ci_split_wine,
+    load_di_split_digits,
     load_di_split_mnist,
-    make_task_sequences,
-    relabel,
 )
 from skcl.metrics import final_average_accuracy
-
-PAIRS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
 
 
 def hotelling_apart(moments):
@@ -95,13 +91,8 @@ def drifting_stream(n_calls, rows=60, step=0.05, seed=0):
 
 
 def predict_ms(clf, X, repeats=5):
-    clf.predict(X[:1])  # the solve, once
-    times = []
-    for _ in range(repeats):
-        tic = time.perf_counter()
-        clf.predict(X)
-        times.append(time.perf_counter() - tic)
-    return 1000 * float(np.median(times))
+    """Milliseconds of ``predict`` on ``X``: the harness's median after a warm-up (the solve)."""
+    return 1000 * harness.timeit(lambda: clf.predict(X), repeats).median
 
 
 def learn_stream(clf, n_calls, checkpoints):
@@ -110,9 +101,9 @@ def learn_stream(clf, n_calls, checkpoints):
     and the learning time so far (s, predictions left out)."""
     learn = 0.0
     for t, (X, y, X_test, y_test, X_all) in enumerate(drifting_stream(n_calls), 1):
-        tic = time.perf_counter()
-        clf.partial_fit(X, y, classes=np.arange(10))
-        learn += time.perf_counter() - tic
+        with harness.Stopwatch() as watch:
+            clf.partial_fit(X, y, classes=np.arange(10))
+        learn += watch.seconds
         if t in checkpoints:
             ms = predict_ms(clf, X_all)
             yield 100 * clf.score(X_test, y_test), ms, learn
@@ -120,25 +111,24 @@ def learn_stream(clf, n_calls, checkpoints):
 
 def bench_stream(n_calls, names):
     checkpoints = sorted({c for c in (10, 100, 300, 1000, 3000) if c <= n_calls} | {n_calls})
-    print(f"\nDrifting stream, {n_calls} calls of 60 digits (accuracy on the current "
-          "distribution %, components, predict ms of 1,797 rows)")
-    print(f"{'components':<12}" + "".join(f"{'after ' + str(c):>26}" for c in checkpoints)
-          + f"{'learn s':>9}")
+    table = harness.Table(
+        {"components": "<12", **{f"after {c}": ">26" for c in checkpoints}, "learn s": ">9.1f"},
+        title=f"\nDrifting stream, {n_calls} calls of 60 digits (accuracy on the current "
+              "distribution %, components, predict ms of 1,797 rows)")
     for name in names:
         clf, cells = models()[name](), []
         for accuracy, ms, learn in learn_stream(clf, n_calls, checkpoints):
             cells.append(f"{accuracy:6.1f} {len(clf.priors_):7d} {ms:8.1f}")
-        print(f"{name:<12}" + "".join(f"{c:>26}" for c in cells) + f"{learn:9.1f}", flush=True)
+        table.row(name, *cells, learn)
+    return table.rows
 
 
 def digits_sequences():
-    X, y = load_digits(return_X_y=True)
-    seq = make_task_sequences(X / 16.0, y, PAIRS, random_state=0)
-    di_train, di_test = relabel(seq.train, lambda v: v % 2), relabel(seq.test, lambda v: v % 2)
-    cut = [(X[i::4], y[i::4]) for X, y in di_train for i in range(4)]
-    return {"CI digits": (seq.train, seq.test, np.arange(10)),
-            "DI digits": (di_train, di_test, np.array([0, 1])),
-            "DI digits, 4 calls a task": (cut, di_test, np.array([0, 1]))}
+    ci, di = load_ci_split_digits(), load_di_split_digits()
+    cut = [(X[i::4], y[i::4]) for X, y in di.train for i in range(4)]
+    return {"CI digits": (list(ci.train), list(ci.test), np.arange(10)),
+            "DI digits": (list(di.train), list(di.test), np.array([0, 1])),
+            "DI digits, 4 calls a task": (cut, list(di.test), np.array([0, 1]))}
 
 
 def sequences(mnist, data_dir):
@@ -157,35 +147,35 @@ def sequences(mnist, data_dir):
 
 
 def bench_sequences(mnist, data_dir, names):
-    print("\nTask sequences (final average accuracy %, components, learn + solve s)")
-    print(f"{'sequence':<28}" + "".join(f"{name:>24}" for name in names))
+    table = harness.Table({"sequence": "<28", **{name: ">24" for name in names}},
+                          title="\nTask sequences (final average accuracy %, components, "
+                                "learn + solve s)")
     for seq_name, (train, test, classes) in sequences(mnist, data_dir).items():
         cells = []
         for name in names:
             clf = models()[name]()
-            tic = time.perf_counter()
-            for X, y in train:
-                clf.partial_fit(X, y, classes=classes)
-            n_components = len(clf.priors_)
-            seconds = time.perf_counter() - tic
+            with harness.Stopwatch() as watch:
+                for X, y in train:
+                    clf.partial_fit(X, y, classes=classes)
+                n_components = len(clf.priors_)
             accuracy = 100 * final_average_accuracy(clf, test)
-            cells.append(f"{accuracy:7.2f} {n_components:5d} {seconds:8.1f}")
-        print(f"{seq_name:<28}" + "".join(f"{c:>24}" for c in cells), flush=True)
+            cells.append(f"{accuracy:7.2f} {n_components:5d} {watch.seconds:8.1f}")
+        table.row(seq_name, *cells)
+    return table.rows
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=True, csv=False)
     parser.add_argument("--calls", type=int, nargs="*", default=[300])
     parser.add_argument("--mnist", action="store_true", help="add CI and DI Split MNIST pixels")
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
     parser.add_argument("--models", nargs="+", default=list(models()), choices=list(models()))
     args = parser.parse_args()
-    tic = time.perf_counter()
-    bench_sequences(args.mnist, args.data_dir, args.models)
-    for n_calls in args.calls:
-        bench_stream(n_calls, args.models)
-    print(f"\n{time.perf_counter() - tic:.0f} s in all")
-
+    print(harness.machine_line())
+    with harness.Stopwatch() as watch:
+        bench_sequences(args.mnist, args.data_dir, args.models)
+        for n_calls in args.calls:
+            bench_stream(n_calls, args.models)
+    print(f"\n{watch.seconds:.0f} s in all")
 
 if __name__ == "__main__":
     main()

@@ -24,10 +24,11 @@ Data sets (all offline):
 * ``topics-text``: synthetic documents of six topics, as the issue 50
   reproducer (each word of 50–200 is with probability 0.2 one of its
   topic's 100 words, else one of 5,000 shared Zipf words), hashed the same
-  way; ``tests/test_random_features_scale.py`` builds the same stream.
+  way (``benchmarks._data.topic_documents``, which
+  ``tests/test_random_features_scale.py`` learns too).
 * ``iris``, ``wine``: ``skcl.datasets.load_ci_split_iris`` / ``_wine``
-  (raw units); ``digits``: scikit-learn's 8 × 8 digits, five tasks of two
-  classes, every fourth image tested.
+  (raw units); ``digits``: ``load_ci_split_digits`` (the bundled 8 × 8
+  digits, pixels / 16, five tasks of two classes, the paper's splits).
 
 No covertype: scikit-learn's ``fetch_covtype`` downloads it and no copy is
 cached on this machine, so tabular data is Iris, Wine and digits only.
@@ -57,15 +58,14 @@ CPU, 290–345 s of wall time on 2 cores shared with other work;
 ``docs/user_guide/at_scale.rst``.
 """
 
-import argparse
 import importlib
-import os
-import platform
 import re
-import time
 
 import numpy as np
 import scipy.sparse as sp
+
+from benchmarks import _harness as harness
+from benchmarks._data import topic_documents
 
 SETTINGS = ["default", "cos √2", "cos 0.3", "relu", "cos scale=1"]
 DATASETS = ["mnist", "scipy-text", "topics-text", "iris", "wine", "digits"]
@@ -106,20 +106,8 @@ def scipy_text():
     return _hashed(np.array(docs, dtype=object), np.array(labels))
 
 
-def topics_text(per_topic=100, seed=0):
-    rng = np.random.default_rng(seed)
-    zipf = 1.0 / np.arange(1, 5001)
-    zipf /= zipf.sum()
-    docs, labels = [], []
-    for topic in range(6):
-        for _ in range(per_topic):
-            length = rng.integers(50, 200)
-            own = rng.random(length) < 0.2
-            shared = rng.choice(5000, size=length, p=zipf)
-            docs.append(" ".join(f"t{topic}w{rng.integers(100)}" if mine else f"c{word}"
-                                 for mine, word in zip(own, shared)))
-            labels.append(topic)
-    return _hashed(np.array(docs, dtype=object), np.array(labels))
+def topics_text():
+    return _hashed(*topic_documents())
 
 
 def mnist(data_dir, rows):
@@ -132,14 +120,10 @@ def mnist(data_dir, rows):
 
 
 def tabular(name):
-    from sklearn.datasets import load_digits
+    from skcl.datasets import load_ci_split_digits, load_ci_split_iris, load_ci_split_wine
 
-    from skcl.datasets import load_ci_split_iris, load_ci_split_wine
-
-    if name == "digits":
-        X, y = load_digits(return_X_y=True)
-        return _split(X, y, 2, 5)
-    data = {"iris": load_ci_split_iris, "wine": load_ci_split_wine}[name]()
+    data = {"iris": load_ci_split_iris, "wine": load_ci_split_wine,
+            "digits": load_ci_split_digits}[name]()
     train, tests = list(data.train), list(data.test)
     return train, tests, np.unique(np.concatenate([y for _, y in train]))
 
@@ -179,27 +163,22 @@ def faa(train, tests, classes, setting, m):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
+    parser = harness.parser(__doc__, data=True)
     parser.add_argument("--components", type=int, default=500)
     parser.add_argument("--mnist-rows", type=int, default=2000)
     parser.add_argument("--datasets", nargs="+", default=DATASETS, choices=DATASETS)
     parser.add_argument("--settings", nargs="+", default=SETTINGS, choices=SETTINGS)
     args = parser.parse_args()
-    import scipy
-    import sklearn
-
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"scikit-learn {sklearn.__version__}; M = {args.components}")
-    print("FAA %, least squares / Gaussian (s: the spread RandomFeatures used)\n")
-    print("| data | nonzero | " + " | ".join(args.settings) + " |")
-    print("|---|---|" + "---|" * len(args.settings))
+    print(harness.machine_line(extra=f"M = {args.components}"))
+    table = harness.Table({"data": "", "nonzero": ".3f", **{s: "" for s in args.settings}},
+                          args.csv, markdown=True,
+                          title="FAA %, least squares / Gaussian (s: the spread RandomFeatures "
+                                "used)\n")
     loaders = {"mnist": lambda: mnist(args.data_dir, args.mnist_rows),
                "scipy-text": scipy_text, "topics-text": topics_text,
                "iris": lambda: tabular("iris"), "wine": lambda: tabular("wine"),
                "digits": lambda: tabular("digits")}
-    tic = time.perf_counter()
+    clock = harness.Stopwatch()
     for name in args.datasets:
         train, tests, classes = loaders[name]()
         first = train[0][0]
@@ -210,9 +189,9 @@ def main():
             (ls, gauss), s = faa(train, tests, classes, setting, args.components)
             cells.append(f"{ls:.2f} / {gauss:.2f}" + (f" (s {s:.2g})" if setting == "default"
                                                       else ""))
-        print(f"| {name} | {nonzero:.3f} | " + " | ".join(cells) + " |", flush=True)
-    print(f"\n# total {time.perf_counter() - tic:.0f} s")
-
+        table.row(name, nonzero, *cells)
+    table.close()
+    print(f"\n# total {clock.seconds:.0f} s")
 
 if __name__ == "__main__":
     main()
