@@ -28,7 +28,10 @@ of its own:
 
 import argparse
 import csv
+import importlib
 import importlib.metadata
+import inspect
+import itertools
 import json
 import os
 import platform
@@ -92,10 +95,14 @@ def parser(doc, *, data=False, repeats=None, quick=None, csv=True):
 
 @dataclass
 class Timing:
-    """Seconds of a call: the median of the timed runs, with their min and max."""
+    """Seconds of a call: the median of the timed runs, their min and max, and the first.
+
+    ``first`` is the warm-up call's time (compilation and caches included),
+    kept apart from ``runs``; None without a warm-up.
+    """
 
     runs: list
-    warmup: bool = True
+    first: float = None
 
     @property
     def median(self):
@@ -111,23 +118,29 @@ class Timing:
 
     @property
     def meaning(self):
-        first = "after one warm-up" if self.warmup else "with no warm-up (first call included)"
+        first = ("after one warm-up" if self.first is not None
+                 else "with no warm-up (first call included)")
         return f"median of {len(self.runs)} run(s) {first}, wall clock"
 
 
 def timeit(fn, repeats=5, *, warmup=True):
-    """Time ``fn()``: one untimed warm-up call, then the median of ``repeats`` calls.
+    """Time ``fn()``: one warm-up call, then the median of ``repeats`` calls.
 
-    Returns a :class:`Timing` (``median``, ``min``, ``max``, ``runs``).
+    Returns a :class:`Timing` (``median``, ``min``, ``max``, ``runs``, and
+    ``first``: the warm-up's time, reported apart where compilation is the
+    question).
     """
+    first = None
     if warmup:
-        fn()
+        with Stopwatch() as watch:
+            fn()
+        first = watch.seconds
     runs = []
     for _ in range(max(int(repeats), 1)):
         with Stopwatch() as watch:
             fn()
         runs.append(watch.seconds)
-    return Timing(runs, warmup)
+    return Timing(runs, first)
 
 
 class Stopwatch:
@@ -388,3 +401,90 @@ def read_csv(path):
         return text
     with open(path, newline="") as f:
         return [{k: parse(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+# ------------------------------------------------------- benchmark classes (asv style)
+
+def benchmark_methods(cls):
+    """A benchmark class's ``time_*`` and ``peakmem_*`` methods, by name."""
+    return [m for m in sorted(vars(cls)) if m.startswith(("time_", "peakmem_"))]
+
+
+def _cases(cls, quick):
+    params = (getattr(cls, "quick_params", None) if quick else None) or getattr(
+        cls, "params", None) or [[]]
+    if params and not isinstance(params[0], (list, tuple)):
+        params = [params]  # one parameter, asv's short form
+    return list(itertools.product(*params))
+
+
+def peakmem(module, class_name, method, params):
+    """In a fresh process: ``setup`` then the method; this process's peak GiB."""
+    bench = getattr(importlib.import_module(module), class_name)()
+    if hasattr(bench, "setup"):
+        bench.setup(*params)
+    getattr(bench, method)(*params)
+    return peak_rss_gb()
+
+
+def run_benchmarks(classes, args):
+    """Run benchmark classes (asv's conventions) and print one table.
+
+    Each class may define ``params`` (lists of values, JSON types) with
+    ``param_names`` and a smaller ``quick_params`` (``--quick``);
+    ``setup(*params)`` runs untimed; each ``time_*(*params)`` is timed by
+    :func:`timeit` (``first``: the warm-up, then the median of
+    ``--repeats``); each ``peakmem_*(*params)`` runs after its ``setup`` in
+    a fresh process, whose peak resident memory is reported. ``args.k``
+    keeps the benchmarks whose name holds it.
+    """
+    print(machine_line())
+    print("# first: the warm-up call (compilation included); median, min, max: "
+          f"of {args.repeats} calls after it, wall clock")
+    table = Table({"benchmark": "<48", "params": "<22", "first s": ">9.4f", "median s": ">10.4f",
+                   "min s": ">9.4f", "max s": ">9.4f", "peak GiB": ">8.3f"}, args.csv)
+    for cls in classes:
+        short = cls.__module__.rsplit(".", 1)[-1]
+        for method in benchmark_methods(cls):
+            name = f"{short}.{cls.__name__}.{method}"
+            if getattr(args, "k", "") not in name:
+                continue
+            for params in _cases(cls, args.quick):
+                label = ", ".join(map(str, params))
+                if method.startswith("peakmem_"):
+                    out = call_isolated("benchmarks._harness:peakmem", cls.__module__,
+                                        cls.__name__, method, list(params))
+                    if out.ok:
+                        table.row(name, label, None, None, None, None, out.value)
+                    else:
+                        table.failed(name, label, why=out.why)
+                    continue
+                bench = cls()
+                if hasattr(bench, "setup"):
+                    bench.setup(*params)
+                timing = timeit(lambda: getattr(bench, method)(*params), args.repeats)
+                table.row(name, label, timing.first, timing.median, timing.min, timing.max)
+    return table.close()
+
+
+def benchmark_classes(module):
+    """The benchmark classes a module defines (those with ``time_*``/``peakmem_*``)."""
+    return [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+            if cls.__module__ == module.__name__ and benchmark_methods(cls)]
+
+
+def class_parser(doc, repeats=5):
+    """The arguments of a run of benchmark classes: the shared ones and ``-k``."""
+    out = parser(doc, repeats=repeats, quick="each class's quick_params")
+    out.add_argument("-k", default="", help="only benchmarks whose name contains this")
+    return out
+
+
+def main_of(module_name, argv=None):
+    """A timing script's ``main``: its own classes through :func:`run_benchmarks`."""
+    module = sys.modules[module_name]
+    if module_name == "__main__":  # run as a file: import it by its name
+        module = importlib.import_module(
+            "benchmarks.timing." + Path(module.__file__).stem)
+    args = class_parser(module.__doc__).parse_args(argv)
+    run_benchmarks(benchmark_classes(module), args)

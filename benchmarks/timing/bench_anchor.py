@@ -42,19 +42,12 @@ Run::
         --backend jax --models gaussian least-squares
 """
 
-import argparse
-import json
-import os
-import platform
-import resource
-import subprocess
-import sys
-import time
 
 import numpy as np
 import scipy.linalg
 
 # The same tasks as the units benchmark.
+from benchmarks import _harness as harness
 from benchmarks.accuracy.bench_feature_units import _tasks
 
 MODELS = ("gaussian", "least-squares", "randumb")
@@ -84,12 +77,11 @@ def _floor(n, m, backend):
                 G = gram(P).block_until_ready()  # compiled and warm
                 G = G + n * jnp.eye(m, dtype=dtype)
                 chol(G).block_until_ready()
-                tic = time.perf_counter()
-                gram(P).block_until_ready()
-                product = time.perf_counter() - tic
-                tic = time.perf_counter()
-                chol(G).block_until_ready()
-                out[name] = (product, time.perf_counter() - tic)
+                with harness.Stopwatch() as product:
+                    gram(P).block_until_ready()
+                with harness.Stopwatch() as factor:
+                    chol(G).block_until_ready()
+                out[name] = (product.seconds, factor.seconds)
                 del P, G
         return out
     # In row blocks of a task's size, each added into G in place (BLAS syrk,
@@ -107,12 +99,12 @@ def _floor(n, m, backend):
     product = 0.0
     for start in range(0, n, FLOOR_BLOCK_ROWS):
         block = rng.standard_normal((min(FLOOR_BLOCK_ROWS, n - start), m))
-        tic = time.perf_counter()
-        if wide is None:
-            scipy.linalg.blas.dsyrk(1.0, block.T, beta=1.0, c=G.T, overwrite_c=True)
-        else:
-            G += gram(block, out=wide)
-        product += time.perf_counter() - tic
+        with harness.Stopwatch() as watch:
+            if wide is None:
+                scipy.linalg.blas.dsyrk(1.0, block.T, beta=1.0, c=G.T, overwrite_c=True)
+            else:
+                G += gram(block, out=wide)
+        product += watch.seconds
         del block
     del wide
     G[np.diag_indices(m)] += n
@@ -124,9 +116,9 @@ def _floor(n, m, backend):
     direct = (np.linalg.cholesky,
               lambda A: scipy.linalg.cholesky(A, lower=True, check_finite=False))
     for cholesky in direct if m <= CHOLESKY_MAX_DIRECT else (blocked_cholesky,):
-        tic = time.perf_counter()
-        cholesky(G)
-        choleskys.append(time.perf_counter() - tic)
+        with harness.Stopwatch() as watch:
+            cholesky(G)
+        choleskys.append(watch.seconds)
     return {"float64": (product, min(choleskys))}
 
 
@@ -149,13 +141,13 @@ def run_one(model, m, data_dir, backend):
         # scikit-learn's M-column products would segfault hours in where
         # the loaded OpenBLAS crashes: refused before the features.
         refuse_wide_products(m, f"RanDumb's code path at M = {m}")
-        tic = time.perf_counter()
+        watch = harness.Stopwatch()
         pipe = make_pipeline(
             RBFSampler(gamma="scale", n_components=m, random_state=0),
             LinearDiscriminantAnalysis(solver="lsqr", covariance_estimator=OAS()),
         ).fit(normalise(np.vstack([X for X, _ in train])), np.concatenate([y for _, y in train]))
         result["accuracy"] = _faa(lambda X: pipe.predict(normalise(X)), test)
-        result["time_s"] = time.perf_counter() - tic
+        result["time_s"] = watch.seconds
     else:
         from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
         from skcl.feature_extraction import RandomFeatures
@@ -164,83 +156,61 @@ def run_one(model, m, data_dir, backend):
         head = (GaussianDiscriminantClassifier if model == "gaussian"
                 else LeastSquaresClassifier)(backend=backend)
         pipe = make_pipeline(RandomFeatures(m, random_state=0, backend=backend), head)
-        tic = time.perf_counter()
+        watch = harness.Stopwatch()
         for X, y in train:
             pipe.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
-        result["update_s"] = time.perf_counter() - tic
+        result["update_s"] = watch.seconds
         result["accuracy"] = _faa(lambda X: pipe.predict(X.astype(np.float32) / 255), test)
-        result["time_s"] = time.perf_counter() - tic
+        result["time_s"] = watch.seconds
         result["solve_s"] = getattr(head, "solve_time_", float("nan"))
     # The model's peak, read before the floor's arrays (its M × M sum and a
     # block of rows) exist, which would otherwise be counted as the model's.
-    result["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    result["peak_rss_gb"] = harness.peak_rss_gb()
     if model != "randumb":
         del pipe, head
         result["floor"] = _floor(n, m, backend)
     return result
 
 
-def _header(backend):
-    import sklearn
-
-    line = (f"# numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
-            f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-            f"load average {os.getloadavg()[0]:.1f} at the start")
-    if backend == "jax":
-        # Asked of a child: JAX in this process would take most of the
-        # device's memory (XLA preallocates) from the runs below.
-        line += "; jax " + subprocess.run(
-            [sys.executable, "-c", "import jax; print(jax.__version__, 'on', "
-             "jax.devices()[0].device_kind)"], capture_output=True, text=True,
-        ).stdout.strip()
-    return line
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=True)
     parser.add_argument("--components", type=int, nargs="+", default=[2000])
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--backend", choices=["numpy", "jax"], default="numpy")
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
-    parser.add_argument("--one", nargs=2, metavar=("MODEL", "M"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        print(json.dumps(run_one(args.one[0], int(args.one[1]), args.data_dir, args.backend)))
-        return
-    print(_header(args.backend))
-    print(f"{'model':<18} {'M':>6} {'FAA %':>6} {'time s':>8} {'solve s':>8} {'floor s':>8} "
-          f"{'× floor':>7} {'chol s':>7} {'solve/chol':>10} {'peak GB':>7}")
+    # JAX's device is asked of a child: JAX in this process would take most
+    # of the device's memory (XLA preallocates) from the runs below.
+    print(harness.machine_line(device=args.backend == "jax"))
+    table = harness.Table({"model": "<18", "M": ">6", "FAA %": ">6.2f", "time s": ">8.1f",
+                           "solve s": ">8.2f", "floor s": ">8.1f", "× floor": ">7.2f",
+                           "chol s": ">7.2f", "solve/chol": ">10.2f", "peak GB": ">7.2f",
+                           "float32 floor s (product, Cholesky)": ""}, args.csv)
+    names = {"gaussian": "skcl Gaussian", "least-squares": "skcl least squares",
+             "randumb": "RanDumb"}
     for m in args.components:
         for model in args.models:
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", model, str(m), "--backend", args.backend,
-                 *(["--data-dir", args.data_dir] if args.data_dir else [])],
-                capture_output=True, text=True,
-            )
-            if out.returncode:
-                # A child killed by a signal (a segfault, the OOM killer) says nothing.
-                why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
-                print(f"{model:<18} {m:>6} failed: {why}", flush=True)
+            # Each in a fresh process: a child killed by a signal (a segfault,
+            # the OOM killer) is a row, and the run goes on.
+            out = harness.call_isolated("benchmarks.timing.bench_anchor:run_one", model, m,
+                                        args.data_dir, args.backend)
+            if not out.ok:
+                table.failed(names[model], m, why=out.why)
                 continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r = out.value
             floors = r.get("floor", {})
             # The floor in the update's precision: float64 on the CPU; on a
             # GPU the float32 one too, printed after.
             product, chol = floors.get("float64", (np.nan, np.nan))
             floor = product + chol
-            ratio = r["time_s"] / floor if floors else np.nan
-            extra = ""
+            extra = None
             if "float32" in floors:
                 product32, chol32 = floors["float32"]
-                extra = f"  (float32 floor {product32 + chol32:.2f} s: product " \
-                        f"{product32:.2f}, Cholesky {chol32:.2f})"
-            name = {"gaussian": "skcl Gaussian", "least-squares": "skcl least squares",
-                    "randumb": "RanDumb"}[model]
-            print(f"{name:<18} {m:>6} {r['accuracy']:>6.2f} {r['time_s']:>8.1f} "
-                  f"{r.get('solve_s', np.nan):>8.2f} {floor:>8.1f} {ratio:>7.2f} {chol:>7.2f} "
-                  f"{r.get('solve_s', np.nan) / chol:>10.2f} {r['peak_rss_gb']:>7.2f}{extra}",
-                  flush=True)
-
+                extra = f"{product32 + chol32:.2f} ({product32:.2f}, {chol32:.2f})"
+            solve = r.get("solve_s", np.nan)
+            table.row(names[model], m, r["accuracy"], r["time_s"], solve, floor,
+                      r["time_s"] / floor if floors else np.nan, chol, solve / chol,
+                      r["peak_rss_gb"], extra)
+    table.close()
 
 if __name__ == "__main__":
     main()

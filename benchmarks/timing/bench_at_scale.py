@@ -28,16 +28,11 @@ Run::
         --sequence ci --components 2000 10000
 """
 
-import argparse
-import json
 import os
-import platform
-import resource
-import subprocess
-import sys
-import time
 
 import numpy as np
+
+from benchmarks import _harness as harness
 
 
 def _load(sequence, data_dir):
@@ -76,12 +71,12 @@ def run_one(sequence, m, baseline, data_dir, backend, activation="relu"):
     result = {"sequence": f"{sequence.upper()} Split MNIST pixels", "M": m,
               "activation": activation,
               "baseline": baseline, "rows": len(X_train), "backend": backend}
-    tic = time.perf_counter()
+    watch = harness.Stopwatch()
     if baseline == "randumb":
         from skcl.reproduce._at_scale import RanDumbJoint
 
         model = RanDumbJoint(m, random_state=0).fit(X_train, y_train)
-        result["end_to_end_s"] = time.perf_counter() - tic
+        result["end_to_end_s"] = watch.seconds
         predict = model.predict
     else:
         scaler = StandardScaler().fit(train[0][0])
@@ -94,82 +89,62 @@ def run_one(sequence, m, baseline, data_dir, backend, activation="relu"):
             def transform(X):
                 return features.transform(scaler.transform(X))
         H = np.vstack([transform(X) for X, _ in train])
-        result["features_s"] = time.perf_counter() - tic
-        tic = time.perf_counter()
+        result["features_s"] = watch.seconds
         keys = list(range(len(classes)))
-        for X, y in zip(np.split(H, np.cumsum([len(y) for _, y in train])[:-1]),
-                        [y for _, y in train]):
-            task_moments(X, np.searchsorted(classes, y), np.ones(len(y)), keys, fraction=0.1,
-                         seed=0, per_group_scatter=False, backend=backend)
-        result["update_s"] = time.perf_counter() - tic
+        with harness.Stopwatch() as watch:
+            for X, y in zip(np.split(H, np.cumsum([len(y) for _, y in train])[:-1]),
+                            [y for _, y in train]):
+                task_moments(X, np.searchsorted(classes, y), np.ones(len(y)), keys,
+                             fraction=0.1, seed=0, per_group_scatter=False, backend=backend)
+        result["update_s"] = watch.seconds
         model = LeastSquaresClassifier(random_state=0, backend=backend)
-        tic = time.perf_counter()
-        model.fit(H, y_train)
+        with harness.Stopwatch() as watch:
+            model.fit(H, y_train)
         # fit = one update of all rows (the FLOPs of the tasks' updates,
         # timed above) + one solve: the solve is the rest.
-        result["solve_s"] = max(time.perf_counter() - tic - result["update_s"], 0.0)
+        result["solve_s"] = max(watch.seconds - result["update_s"], 0.0)
         result["end_to_end_s"] = result["features_s"] + result["update_s"] + result["solve_s"]
         del H
 
         def predict(X):
             return model.predict(transform(X))
     result["accuracy"] = 100 * float(np.mean([np.mean(predict(X) == y) for X, y in test]))
-    result["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    result["peak_rss_gb"] = harness.peak_rss_gb()
     return result
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=True)
     parser.add_argument("--sequence", choices=["ci", "di"], nargs="+", default=["ci"])
     parser.add_argument("--components", type=int, nargs="+", default=[2000])
     parser.add_argument("--baseline", choices=["none", "randumb", "pixels"], default="none")
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--activation", choices=["relu", "cos"], default="relu")
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
-    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        print(json.dumps(run_one(args.sequence[0], args.components[0], args.baseline,
-                                 args.data_dir, args.backend, args.activation)))
-        return
-    import jax
-    import sklearn
-
-    print(f"# numpy {np.__version__}, scikit-learn {sklearn.__version__}, jax {jax.__version__} "
-          f"({jax.default_backend()}), {os.cpu_count()} CPUs "
-          f"({platform.processor() or platform.machine()}); the machine is shared: load "
-          f"average {os.getloadavg()[0]:.1f} at the start")
-    print(f"{'sequence':<26} {'model':<22} {'M':>6} {'features':>9} {'update':>8} "
-          f"{'solve':>8} {'end to end':>10} {'acc %':>6} {'peak GB':>7} {'load':>5}")
+    print(harness.machine_line(device=args.backend == "jax"))
+    name = {"none": f"RF ({args.activation}) → least squares",
+            "randumb": "RanDumb (joint bound)",
+            "pixels": "least squares, pixels"}[args.baseline]
+    table = harness.Table({"sequence": "<26", "model": "<22", "M": ">6", "features": ">9.1f",
+                           "update": ">8.1f", "solve": ">8.1f", "end to end": ">10.1f",
+                           "acc %": ">6.2f", "peak GB": ">7.2f", "load": ">5.1f"}, args.csv)
     for sequence in args.sequence:
+        label = f"{sequence.upper()} Split MNIST pixels"
         for m in args.components:
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", "--sequence", sequence, "--components",
-                 str(m), "--baseline", args.baseline, "--backend", args.backend,
-                 "--activation", args.activation,
-                 *(["--data-dir", args.data_dir] if args.data_dir else [])],
-                capture_output=True, text=True,
-            )
-            if out.returncode:
-                # A refusal (RanDumb's model where OpenBLAS's syrk crashes), a
-                # segfault or the OOM killer (a signal says nothing).
-                why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
-                print(f"{sequence.upper()} Split MNIST pixels  {args.baseline:<22} {m:>6} "
-                      f"failed: {why}", flush=True)
+            # Each configuration in a fresh process: its peak memory is its own,
+            # and a crash (RanDumb's model where OpenBLAS's syrk crashes, a
+            # segfault, the OOM killer) is a row, not the end of the run.
+            out = harness.call_isolated(
+                "benchmarks.timing.bench_at_scale:run_one", sequence, m, args.baseline,
+                args.data_dir, args.backend, args.activation)
+            if not out.ok:
+                table.failed(label, args.baseline, m, why=out.why)
                 continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            name = {"none": f"RF ({args.activation}) → least squares",
-                    "randumb": "RanDumb (joint bound)",
-                    "pixels": "least squares, pixels"}[args.baseline]
-
-            def fmt(key):
-                return f"{r[key]:.1f}" if key in r else "–"
-
-            print(f"{r['sequence']:<26} {name:<22} {m:>6} {fmt('features_s'):>9} "
-                  f"{fmt('update_s'):>8} {fmt('solve_s'):>8} {r['end_to_end_s']:>10.1f} "
-                  f"{r['accuracy']:>6.2f} {r['peak_rss_gb']:>7.2f} "
-                  f"{os.getloadavg()[0]:>5.1f}", flush=True)
-
+            r = out.value
+            table.row(r["sequence"], name, m, r.get("features_s"), r.get("update_s"),
+                      r.get("solve_s"), r["end_to_end_s"], r["accuracy"], r["peak_rss_gb"],
+                      os.getloadavg()[0])
+    table.close()
 
 if __name__ == "__main__":
     main()

@@ -1,87 +1,74 @@
 """Time of the core: one partial_fit task per method, and AQC's Hessian.
 
-Prints two tables. The first run of a shape includes JAX's compilation;
-"steady" is the median of the following runs (same shapes reuse the
-compiled loop, as in a hyperparameter grid).
+Two benchmark classes, run by the harness (``first`` is the first call,
+JAX's compilation included; ``median`` the median of the following
+``--repeats`` calls, which reuse the compiled loop, as in a
+hyperparameter grid):
 
-    python benchmarks/timing/bench_core.py [--quick]
+* ``PartialFitTask``: one ``partial_fit`` task of CI Split Iris (32
+  samples, 100 epochs, batch 16) per method, softmax regression (hidden
+  0) and one hidden layer of 4.
+* ``AQCHessian``: AQC's Hessian of the NLL for softmax regression, 1,024
+  samples, batch 64, closed form against autodiff (the Jacobian of the
+  gradient), by (features, classes).
+
+Run::
+
+    PYTHONPATH=. python benchmarks/timing/bench_core.py [--quick] [--repeats 5]
 """
-
-import argparse
-import statistics
-import time
 
 import jax
 import numpy as np
 
-from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, JointClassifier, SIClassifier
+import skcl
+from benchmarks import _harness as harness
 from skcl._gradient.consolidation.curvature import task_curvature
 from skcl._gradient.model import Model
 from skcl._gradient.networks import MLP
 from skcl.datasets import load_ci_split_iris
 
-
-def timed(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times[0], statistics.median(times[1:]) if len(times) > 1 else float("nan")
+METHODS = ["FineTuningClassifier", "JointClassifier", "AQCClassifier", "EWCClassifier",
+           "SIClassifier"]
 
 
-def partial_fit_table(repeats):
-    data = load_ci_split_iris()
-    print("Time per partial_fit task, CI Split Iris (32 samples/task, 100 epochs, batch 16)")
-    print(f"{'method':<22} {'hidden':>7} {'first task s':>13} {'steady task s':>14}")
-    for cls in (FineTuningClassifier, JointClassifier, AQCClassifier, EWCClassifier, SIClassifier):
-        for hidden in ((), (4,)):
-            def run():
-                clf = cls(hidden_layer_sizes=hidden, learning_rate=0.1, random_state=0)
-                clf.partial_fit(*data.train[0], classes=data.classes)
+class PartialFitTask:
+    """One partial_fit task of CI Split Iris, per method and hidden width."""
 
-            first, steady = timed(run, repeats)
-            print(f"{cls.__name__:<22} {str(hidden):>7} {first:13.3f} {steady:14.4f}")
-    print()
+    params = [METHODS, [0, 4]]
+    param_names = ["method", "hidden"]
+
+    def setup(self, method, hidden):
+        self.data = load_ci_split_iris()
+        self.cls = getattr(skcl, method)
+
+    def time_partial_fit(self, method, hidden):
+        clf = self.cls(hidden_layer_sizes=(hidden,) if hidden else (), learning_rate=0.1,
+                       random_state=0)
+        clf.partial_fit(*self.data.train[0], classes=self.data.classes)
 
 
-def hessian_table(repeats, sizes, n_samples=1024, batch_size=64):
-    print(f"AQC Hessian of the NLL, softmax regression, {n_samples} samples, batch {batch_size}: "
-          "closed form and autodiff (Jacobian of the gradient)")
-    print(f"{'features':>8} {'classes':>7} {'n_params':>8} {'H MB':>7} {'method':>11} "
-          f"{'first s':>8} {'steady s':>9}")
-    rng = np.random.default_rng(0)
-    for n_features, n_classes in sizes:
+class AQCHessian:
+    """AQC's Hessian of softmax regression's NLL, 1,024 samples, batch 64."""
+
+    params = [["4x3", "13x3", "64x10", "128x10", "256x10", "512x10"],
+              ["closed_form", "autodiff"]]
+    quick_params = [["4x3", "13x3", "64x10", "128x10"], ["closed_form", "autodiff"]]
+    param_names = ["features x classes", "method"]
+
+    def setup(self, size, method, n_samples=1024):
+        n_features, n_classes = map(int, size.split("x"))
+        rng = np.random.default_rng(0)
         network = MLP(n_features, (), n_classes)
-        model = Model(network, "categorical")
-        X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
-        y = rng.integers(n_classes, size=n_samples).astype(np.int32)
-        w = np.ones(n_samples, np.float32)
-        theta = network.init(jax.random.PRNGKey(0))
+        self.model = Model(network, "categorical")
+        self.X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
+        self.y = rng.integers(n_classes, size=n_samples).astype(np.int32)
+        self.w = np.ones(n_samples, np.float32)
+        self.theta = network.init(jax.random.PRNGKey(0))
 
-        mb = network.n_params**2 * 4 / 2**20
-        for method in ("closed_form", "autodiff"):
-            def run():
-                task_curvature(model, "hessian", "full", theta, X, y, w,
-                               batch_size=batch_size, method=method).matrix.block_until_ready()
-
-            first, steady = timed(run, repeats)
-            print(f"{n_features:8d} {n_classes:7d} {network.n_params:8d} {mb:7.1f} {method:>11} "
-                  f"{first:8.3f} {steady:9.3f}")
-    print()
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer sizes and repeats")
-    args = parser.parse_args()
-    repeats = 3 if args.quick else 5
-    partial_fit_table(repeats)
-    sizes = [(4, 3), (13, 3), (64, 10), (128, 10)]
-    if not args.quick:
-        sizes += [(256, 10), (512, 10)]
-    hessian_table(repeats, sizes)
+    def time_hessian(self, size, method):
+        task_curvature(self.model, "hessian", "full", self.theta, self.X, self.y, self.w,
+                       batch_size=64, method=method).matrix.block_until_ready()
 
 
 if __name__ == "__main__":
-    main()
+    harness.main_of(__name__)

@@ -38,13 +38,9 @@ row is a process that imported skcl and built the data, nothing else.
 ``--quick``: 2,000 rows per task and no autodiff at 2,010 parameters.
 """
 
-import argparse
-import json
 import os
-import resource
-import subprocess
-import sys
-import time
+
+from benchmarks import _harness as harness
 
 SIZES = [(64, 10), (200, 10), (512, 10), (512, 100)]
 KINDS = ("hessian", "ggn", "empirical_fisher")
@@ -91,16 +87,19 @@ def _curvature(cfg):
     # Compiled ahead of time, so that a slow configuration (minutes) is run
     # once, without its compilation; a fast one is run again, as its first
     # run also pays one-off costs (thread pools, allocations).
-    start = time.perf_counter()
-    compiled = task_curvature.lower(*args, **options).compile()
-    compile_s = time.perf_counter() - start
-    times = []
-    while not times or (len(times) < 2 and times[0] < 5):
-        start = time.perf_counter()
-        C = compiled(*args[3:])
-        _block(C)
-        times.append(time.perf_counter() - start)
-    result = {"compile_s": compile_s, "time_s": times[-1]}
+    with harness.Stopwatch() as compiling:
+        compiled = task_curvature.lower(*args, **options).compile()
+    out = []
+
+    def once():
+        out[:] = [compiled(*args[3:])]
+        _block(out[0])
+
+    with harness.Stopwatch() as first:
+        once()
+    seconds = first.seconds if first.seconds >= 5 else harness.timeit(once, 1, warmup=False).median
+    C = out[0]
+    result = {"compile_s": compiling.seconds, "time_s": seconds}
     if cfg.get("save"):  # for comparing two methods' results
         import numpy as np
 
@@ -137,11 +136,9 @@ def _gemm(cfg):
         return jax.lax.scan(add, jnp.zeros((d1 * n_pairs, d1), A.dtype),
                             jnp.arange(n_chunks))[0]
 
-    _block(products(Y, A))  # compiles
-    start = time.perf_counter()
-    _block(products(Y, A))
-    elapsed = time.perf_counter() - start
-    return {"time_s": elapsed, "flop": 2.0 * n_chunks * chunk * d1 * d1 * n_pairs}
+    # The warm-up compiles; one timed run after it.
+    timing = harness.timeit(lambda: _block(products(Y, A)), 1)
+    return {"time_s": timing.median, "flop": 2.0 * n_chunks * chunk * d1 * d1 * n_pairs}
 
 
 def _classifier(method, features, classes):
@@ -165,13 +162,11 @@ def _epoch(cfg):
     clf.partial_fit(X1, y1, classes=np.arange(k))  # task 1: its curvature is folded in
     X2, y2, w2 = _data(f, k, n, seed=2)
     model, method = clf._model(), clf._make_consolidation()
-    times = []
-    for _ in range(2):  # the first call compiles the training loop
-        start = time.perf_counter()
-        _block(minimize(model, method, clf.consolidation_, clf.theta_, X2, y2, w2,
-                        jax.random.PRNGKey(0), 0.01, n_epochs=1, batch_size=BATCH))
-        times.append(time.perf_counter() - start)
-    return {"first_s": times[0], "time_s": times[1]}
+    # The warm-up compiles the training loop; one timed run after it.
+    timing = harness.timeit(
+        lambda: _block(minimize(model, method, clf.consolidation_, clf.theta_, X2, y2, w2,
+                                jax.random.PRNGKey(0), 0.01, n_epochs=1, batch_size=BATCH)), 1)
+    return {"first_s": timing.first, "time_s": timing.median}
 
 
 def _sequence(cfg):
@@ -180,10 +175,10 @@ def _sequence(cfg):
     f, k, n = cfg["features"], cfg["classes"], cfg["rows"]
     clf = _classifier(cfg["method"], f, k)
     tasks = [_data(f, k, n, seed=t)[:2] for t in range(cfg["tasks"])]
-    start = time.perf_counter()
-    for X, y in tasks:
-        clf.partial_fit(X, y, classes=np.arange(k))
-    elapsed = time.perf_counter() - start
+    with harness.Stopwatch() as watch:
+        for X, y in tasks:
+            clf.partial_fit(X, y, classes=np.arange(k))
+    elapsed = watch.seconds
     nbytes = sum(a.nbytes for a in _leaves(clf.consolidation_))
     return {"time_s": elapsed, "state_mb": nbytes / 1e6, "accuracy": clf.score(*tasks[0])}
 
@@ -202,26 +197,20 @@ def _baseline(cfg):
 
 
 def child(cfg):
+    """One configuration, in the child process: its figures and the process's peak MB."""
     result = {"baseline": _baseline, "curvature": _curvature, "epoch": _epoch,
               "sequence": _sequence, "gemm": _gemm}[cfg["what"]](cfg)
-    # ru_maxrss is in kilobytes on Linux.
-    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print("RESULT " + json.dumps(result), flush=True)
+    result["peak_mb"] = harness.peak_rss_gb() * 1024
+    return result
 
 
 # -------------------------------------------------------------- parent side
 
 
 def run(cfg, timeout=1800):
-    """One configuration in a fresh interpreter; its RESULT line, or the error."""
-    env = dict(os.environ)
-    proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cfg)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"error": tail}
+    """One configuration in a fresh interpreter: its figures, or ``{"error": why}``."""
+    out = harness.call_isolated("benchmarks.timing.bench_curvature:child", cfg, timeout=timeout)
+    return out.value if out.ok else {"error": out.why}
 
 
 def refusal(features, classes):
@@ -248,26 +237,21 @@ def _cell(result):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="2,000 rows, fewer autodiff runs")
+    parser = harness.parser(__doc__, quick="2,000 rows, fewer autodiff runs", csv=False)
     parser.add_argument("--rows", type=int, default=20000, help="rows per task")
     parser.add_argument("--tables", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6],
                         help="which tables to print (1 to 6)")
     parser.add_argument("--mlp-rows", type=int, default=2000, help="rows of table 6's task")
-    parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        child(json.loads(args.one))
-        return
+    print(harness.machine_line())
     rows = 2000 if args.quick else args.rows
     refused = {size: refusal(*size) for size in SIZES}
 
     base = run({"what": "baseline", "features": 512, "classes": 100, "rows": rows})
     print(f"Synthetic Gaussian features, {rows:,} rows per task, softmax regression, float32. "
           f"Baseline process (skcl imported, {rows:,} × 512 data): {base['peak_mb']:.0f} MB peak.")
-    print(f"Peak memory: ru_maxrss of a fresh process per configuration. "
-          f"{os.cpu_count()} CPU cores (shared; times are indicative).\n")
+    print("Peak memory: ru_maxrss of a fresh process per configuration (shared cores; "
+          "times are indicative).\n")
 
     if 1 in args.tables:
         curvature_table(rows, refused)

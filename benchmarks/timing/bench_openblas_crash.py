@@ -42,15 +42,9 @@ alone, niced, one probe at a time (the script never runs two)::
         --probe numpy_syrk:23000:256:2 --probe numpy_cholesky:23000:0:2
 """
 
-import argparse
-import csv
 import os
-import platform
-import subprocess
-import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchmarks import _harness as harness
 
 # One child per probe: it builds its operands (not timed), runs the
 # operation once and prints its seconds.
@@ -125,13 +119,15 @@ _DEFAULT = [
 ]
 
 
-def probe_code(op, columns, rows):
-    """The child's program for one probe."""
+def probe(op, columns, rows):
+    """One probe, in the child: build the operands (untimed), run the operation once; seconds."""
     kind, call = _OPERATIONS[op]
     preamble, _, call = call.rpartition("\n")  # a library's loading is not timed
-    return (_SETUP[kind].format(rows=rows, columns=columns) + preamble
-            + "\nimport time\ntic = time.perf_counter()\n"
-            + call.format(rows=rows, columns=columns) + "\nprint(time.perf_counter() - tic)\n")
+    scope = {}
+    exec(_SETUP[kind].format(rows=rows, columns=columns) + preamble, scope)
+    with harness.Stopwatch() as watch:
+        exec(call.format(rows=rows, columns=columns), scope)
+    return watch.seconds
 
 
 def gigabytes(op, columns, rows):
@@ -143,36 +139,21 @@ def gigabytes(op, columns, rows):
 
 
 def run_probe(op, columns, rows, threads, timeout, library=None):
-    """(outcome, seconds): outcome 'ok', 'SIGSEGV', 'timeout' or another failure."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), PYTHONPATH=ROOT)
+    """(outcome, seconds): 'ok' and the operation's time, or why not and the wall time."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
     if library:
         env["PROBE_LIBRARY"] = library
-    tic = time.perf_counter()
-    try:
-        out = subprocess.run([sys.executable, "-c", probe_code(op, columns, rows)], env=env,
-                             capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "timeout", time.perf_counter() - tic
-    wall = time.perf_counter() - tic
-    if out.returncode == 0:
-        return "ok", float(out.stdout.split()[-1])
-    if out.returncode == -11:
-        return "SIGSEGV", wall
-    why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
-    return why[:60], wall
+    out = harness.call_isolated("benchmarks.timing.bench_openblas_crash:probe", op, columns,
+                                rows, timeout=timeout, env=env)
+    return ("ok", out.value) if out.ok else (out.why[:60], out.seconds)
 
 
 def header():
     """Versions, kernels and the environment that decides OpenBLAS's kernel."""
-    import numpy as np
-    import scipy
     import scipy.linalg  # noqa: F401  (loads SciPy's OpenBLAS for threadpoolctl)
     from threadpoolctl import threadpool_info
 
-    lines = [f"# numpy {np.__version__}, scipy {scipy.__version__}, python "
-             f"{platform.python_version()}, {os.cpu_count()} CPUs "
-             f"({platform.processor() or platform.machine()}), load average "
-             f"{os.getloadavg()[0]:.1f} at the start"]
+    lines = [harness.machine_line()]
     for info in threadpool_info():
         if info.get("internal_api") == "openblas":
             lines.append(f"# {info['internal_api']} {info['version']} "
@@ -184,14 +165,13 @@ def header():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--probe", action="append", metavar="OP:COLUMNS:ROWS:THREADS",
                         help="probe these instead of the default grid (repeatable)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds a probe may run (default 120)")
     parser.add_argument("--max-gb", type=float, default=12.0,
                         help="skip probes estimated above this many GB (default 12)")
-    parser.add_argument("--csv", help="also write the table to this CSV file")
     parser.add_argument("--library", help="the libscipy_openblas64_.so of a scipy-openblas64 "
                         "wheel, for the library_syrk and library_potrf probes")
     args = parser.parse_args()
@@ -206,9 +186,8 @@ def main():
     print(header(), flush=True)
     if args.library:
         print(f"# --library {args.library}", flush=True)
-    print(f"{'operation':<21} {'columns':>7} {'rows':>6} {'threads':>7} {'GB':>5} "
-          f"{'outcome':<8} {'s':>7}", flush=True)
-    table = []
+    table = harness.Table({"operation": "<21", "columns": ">7", "rows": ">6", "threads": ">7",
+                           "GB": ">5.1f", "outcome": "<8", "s": ">7.1f"}, args.csv)
     for op, columns, rows, threads in probes:
         size = gigabytes(op, columns, rows)
         if size > args.max_gb:
@@ -216,17 +195,8 @@ def main():
         else:
             outcome, seconds = run_probe(op, columns, rows, threads, args.timeout, args.library)
         shown_rows = rows if _OPERATIONS[op][0] == "product" else "-"
-        print(f"{op:<21} {columns:>7} {shown_rows:>6} {threads:>7} {size:>5.1f} "
-              f"{outcome:<8} {seconds:>7.1f}", flush=True)
-        table.append((op, columns, shown_rows, threads, round(size, 2), outcome,
-                      round(seconds, 2)))
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["operation", "columns", "rows", "threads", "gb", "outcome",
-                             "seconds"])
-            writer.writerows(table)
-
+        table.row(op, columns, shown_rows, threads, size, outcome, seconds)
+    table.close()
 
 if __name__ == "__main__":
     main()
