@@ -27,21 +27,16 @@ them, so there the cache pays only for large inputs or slow networks. The
 precisions default to float32 alone on a CPU, which has no TF32 (and runs
 bfloat16 slowly on most CPUs), and to all three on a GPU.
 """
-import argparse
 import os
-import platform
 import sys
 import tempfile
-import time
-from pathlib import Path
 
 import jax
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from skcl.feature_extraction import BackboneFeatureExtractor  # noqa: E402
-from skcl.feature_extraction._architectures import ConvNet  # noqa: E402
+from benchmarks import _harness as harness
+from skcl.feature_extraction import BackboneFeatureExtractor
+from skcl.feature_extraction._architectures import ConvNet
 
 
 def images(n):
@@ -96,7 +91,7 @@ def on_gpu(device):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--device", default="auto")
     parser.add_argument("--n-images", type=int, default=2000)
     parser.add_argument("--precision", nargs="+", choices=["float32", "tf32", "bfloat16"],
@@ -106,23 +101,19 @@ def main(argv=None):
         ["float32", "tf32", "bfloat16"] if on_gpu(args.device) else ["float32"]
     )
     X, source = images(args.n_images)
-    versions = [f"jax {jax.__version__} (default backend {jax.default_backend()})"]
+    extra = f"JAX's default backend {jax.default_backend()}"
     try:
         import torch
 
-        versions.append(
-            f"torch {torch.__version__} (CUDA available: {torch.cuda.is_available()}, "
-            f"{torch.get_num_threads()} threads)"
-        )
+        extra += (f"; torch CUDA available: {torch.cuda.is_available()}, "
+                  f"{torch.get_num_threads()} threads")
     except ImportError:
         pass
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          + "; ".join(versions))
+    print(harness.machine_line(extra=extra))
     print(f"images: {source}, 28×28 uint8; --device {args.device}; precisions {precisions}\n")
-    header = (f"{'backbone':<56} {'precision':>9} {'device':>7} {'images':>6} {'features':>8} "
-              f"{'first (s)':>9} {'cached (s)':>10} {'ratio':>7} {'vs float32':>10}")
-    print(header)
-    print("-" * len(header))
+    table = harness.Table({"backbone": "<56", "precision": ">9", "device": ">7", "images": ">6",
+                           "features": ">8", "first (s)": ">9.3f", "cached (s)": ">10.4f",
+                           "ratio": ">7.0f", "vs float32": ">10"}, args.csv)
     failures = []
     for label, make, n in backbones(args.n_images, args.device):
         reference = None
@@ -130,12 +121,14 @@ def main(argv=None):
             extractor = make(precision)
             with tempfile.TemporaryDirectory() as cache:
                 extractor.set_params(memory=cache).fit(X[:n])
-                start = time.perf_counter()
-                first = extractor.transform(X[:n])
-                first_s = time.perf_counter() - start
-                start = time.perf_counter()
-                second = extractor.transform(X[:n])
-                second_s = time.perf_counter() - start
+                # One run each: the first extracts and writes the cache, the
+                # second reads it (a warm-up would fill the cache).
+                with harness.Stopwatch() as watch:
+                    first = extractor.transform(X[:n])
+                first_s = watch.seconds
+                with harness.Stopwatch() as watch:
+                    second = extractor.transform(X[:n])
+                second_s = watch.seconds
             ratio = first_s / second_s
             if precision == "float32":
                 reference, deviation = first, ""
@@ -148,11 +141,9 @@ def main(argv=None):
                 failures.append(f"{label}, {precision}: the cached features differ")
             if ratio < 1:
                 failures.append(f"{label}, {precision}: a cached read is slower than extracting")
-            print(
-                f"{label:<56} {precision:>9} {extractor.device_:>7} {n:>6} {first.shape[1]:>8} "
-                f"{first_s:>9.3f} {second_s:>10.4f} {ratio:>6.0f}× {deviation:>10}",
-                flush=True,
-            )
+            table.row(label, precision, extractor.device_, n, first.shape[1], first_s,
+                      second_s, ratio, deviation)
+    table.close()
     print()
     for failure in failures:
         print("FAILED:", failure)

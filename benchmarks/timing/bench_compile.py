@@ -18,11 +18,9 @@ The wall times are of this machine at this moment (load them beside the
 output); the counts are not, and are what to compare across commits.
 """
 
-import argparse
 import logging
 import os
 import re
-import time
 from collections import Counter, defaultdict
 
 # Before skcl's training code turns the persistent cache on: every method
@@ -32,6 +30,7 @@ os.environ["SKCL_COMPILATION_CACHE"] = "0"
 import jax
 from jax import monitoring
 
+from benchmarks import _harness as harness
 from skcl.reproduce import METHODS, run_column
 
 _EVENTS = {
@@ -72,7 +71,7 @@ class _Recorder(logging.Handler):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--sequence", default="ci-split-iris")
     parser.add_argument("--model", nargs="+", default=["sr", "fcnn"])
     parser.add_argument("--methods", nargs="+", default=None,
@@ -91,19 +90,19 @@ def main():
     pxla.addHandler(recorder)
     pxla.setLevel(logging.DEBUG)
 
-    print(f"{args.sequence}, JAX {jax.__version__} on {jax.default_backend()}, "
-          f"{os.cpu_count()} cores, persistent cache off, caches cleared per method")
-    header = (f"{'model':5}  {'method':20} {'wall s':>7} {'compiles':>8} {'compile s':>9} "
-              f"{'xla s':>6} {'repeats':>7}  costliest programs (name ×compiles seconds)")
-    print(header)
+    print(harness.machine_line(extra=f"{args.sequence}, JAX on {jax.default_backend()}, "
+                                     "persistent cache off, caches cleared per method"))
+    table = harness.Table({"model": "<5", "method": "<21", "wall s": ">7.1f", "compiles": ">8",
+                           "compile s": ">9.2f", "xla s": ">6.2f", "repeats": ">7",
+                           "costliest programs (name ×compiles seconds)": ""}, args.csv)
     totals = Counter()
     for model in args.model:
         for method in methods:
             jax.clear_caches()
             recorder.reset()
-            start = time.perf_counter()
-            run_column(args.sequence, model, [method], log=lambda line: None)
-            wall = time.perf_counter() - start
+            with harness.Stopwatch() as watch:  # one cold run: what is measured
+                run_column(args.sequence, model, [method], log=lambda line: None)
+            wall = watch.seconds
             per_name = defaultdict(float)
             for (_, name), seconds in recorder.seconds.items():
                 per_name[name] += seconds
@@ -114,12 +113,12 @@ def main():
             programs = ", ".join(f"{name} ×{recorder.compiles[name]} {s:.2f}"
                                  for name, s in top)
             n = sum(recorder.compiles.values())
-            print(f"{model:5}  {method.name:20} {wall:7.1f} {n:8d} {compile_s:9.2f} "
-                  f"{xla_s:6.2f} {repeats:7d}  {programs}")
+            table.row(model, method.name, wall, n, compile_s, xla_s, repeats, programs)
             totals.update(wall=wall, compiles=n, compile_s=compile_s, xla_s=xla_s,
                           repeats=repeats)
-    print(f"{'all':5}  {'':20} {totals['wall']:7.1f} {totals['compiles']:8d} "
-          f"{totals['compile_s']:9.2f} {totals['xla_s']:6.2f} {totals['repeats']:7d}")
+    table.row("all", "", totals["wall"], totals["compiles"], totals["compile_s"],
+              totals["xla_s"], totals["repeats"])
+    table.close()
     print("compile s: tracing + lowering + XLA; repeats: compilations of a program with "
           "shapes it was already compiled for in this method's run.")
 

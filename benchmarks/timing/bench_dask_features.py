@@ -33,20 +33,17 @@ features against 2 × 572 MiB of worker limits (1.33×); peak RSS 393 and
 partial_fit 862 s, solve and 5,000 predictions 33 s.
 """
 
-import argparse
-import resource
-import time
-
 import numpy as np
+
+from benchmarks import _harness as harness
 
 
 def _peak_mib():
-    # ru_maxrss is in KiB on Linux.
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return harness.peak_rss_gb() * 1024
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, csv=False)
     parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--components", type=int, default=1000)
     parser.add_argument("--chunk", type=int, default=4000)
@@ -63,6 +60,7 @@ def main():
     from skcl.feature_extraction import RandomFeatures
     from skcl.pipeline import make_pipeline
 
+    print(harness.machine_line())
     n, m, d = args.rows, args.components, 784
     limit = parse_bytes(args.memory_limit)
     features_bytes = n * m * 4
@@ -83,21 +81,20 @@ def main():
              + y[:, None].astype(np.float64) * 5.5).astype(np.float32)
         pipe = make_pipeline(RandomFeatures(m, backend="numpy", random_state=0),
                              LeastSquaresClassifier(backend="numpy"))
-        tic = time.perf_counter()
-        pipe.partial_fit(X, y, classes=np.arange(10))
-        fit_time = time.perf_counter() - tic
+        with harness.Stopwatch() as fit:  # one run: the task is learned once
+            pipe.partial_fit(X, y, classes=np.arange(10))
         peaks = client.run(_peak_mib)
-        tic = time.perf_counter()
-        X_test, y_test = dask.compute(X[:5000], y[:5000])
-        accuracy = float(np.mean(pipe.predict(X_test) == y_test))
-        predict_time = time.perf_counter() - tic
-    print(f"| step | seconds |\n|---|---|\n| partial_fit (features, moments) | {fit_time:.1f} |\n"
-          f"| solve + predict 5,000 rows | {predict_time:.1f} |")
-    print("| process | peak RSS MiB | before the task MiB |")
-    print("|---|---|---|")
+        with harness.Stopwatch() as predict:
+            X_test, y_test = dask.compute(X[:5000], y[:5000])
+            accuracy = float(np.mean(pipe.predict(X_test) == y_test))
+    steps = harness.Table({"step": "", "seconds": ".1f"}, markdown=True)
+    steps.row("partial_fit (features, moments)", fit.seconds)
+    steps.row("solve + predict 5,000 rows", predict.seconds)
+    memory = harness.Table({"process": "", "peak RSS MiB": ",.0f", "before the task MiB": ",.0f"},
+                           markdown=True)
     for address, peak in peaks.items():
-        print(f"| worker {address} | {peak:,.0f} | {baseline[address]:,.0f} |")
-    print(f"| client (this process) | {_peak_mib():,.0f} | |")
+        memory.row(f"worker {address}", peak, baseline[address])
+    memory.row("client (this process)", _peak_mib(), None)
     print(f"# accuracy on 5,000 rows {accuracy:.3f}; the n × M features "
           f"({features_bytes / 2**20:,.0f} MiB) were never held: "
           f"the largest process peaked at "

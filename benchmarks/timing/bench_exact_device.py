@@ -26,21 +26,17 @@ Run::
     PYTHONPATH=. python benchmarks/timing/bench_exact_device.py --rows 20000 --features 1000 2000
 """
 
-import argparse
 import os
-import platform
-import time
 
 import numpy as np
 
+from benchmarks import _harness as harness
 
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        tic = time.perf_counter()
+
+def _once(fn):
+    with harness.Stopwatch() as watch:
         fn()
-        times.append(time.perf_counter() - tic)
-    return float(np.median(times))
+    return watch.seconds
 
 
 def ratio_table(n, features, n_classes, repeats, fraction):
@@ -72,15 +68,15 @@ def ratio_table(n, features, n_classes, repeats, fraction):
         def host():
             task_moments(X, y, w, keys, fraction=fraction, seed=0, per_group_scatter=False)
 
-        for fn in (update("float64"), update("float32")):
-            fn()  # compiled before timing
+        for fn in (update("float64"), update("float32"), host):
+            fn()  # the warm-up: compiled before timing
         times = {"product": [], "float64": [], "float32": [], "numpy": []}
         for _ in range(repeats):  # interleaved: the machine's noise hits all alike
-            times["product"].append(_median_time(product, 1))
-            times["float64"].append(_median_time(update("float64"), 1))
-            times["float32"].append(_median_time(update("float32"), 1))
-            times["numpy"].append(_median_time(host, 1))
-        med = {k: float(np.median(v)) for k, v in times.items()}
+            times["product"].append(_once(product))
+            times["float64"].append(_once(update("float64")))
+            times["float32"].append(_once(update("float32")))
+            times["numpy"].append(_once(host))
+        med = {k: harness.Timing(v).median for k, v in times.items()}
         rows.append((d, med))
     return rows
 
@@ -117,44 +113,37 @@ def error_table(features, data_dir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=True, repeats=3, csv=False)
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--features", type=int, nargs="+", default=[1000, 2000])
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--fraction", type=float, default=0.0)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--error-features", type=int, nargs="*", default=[2000])
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
     args = parser.parse_args()
 
     import jax
-    import sklearn
 
     device = jax.devices()[0]
-    print(f"# JAX {jax.__version__} on {device.platform} ({device.device_kind}), numpy "
-          f"{np.__version__}, scikit-learn {sklearn.__version__}, {os.cpu_count()} CPUs "
-          f"({platform.processor() or platform.machine()}), load average "
-          f"{os.getloadavg()[0]:.1f} at the start")
-    print(f"\n## Update on the device vs the device product XᵀX (float64), n = {args.rows}, "
-          f"{args.classes} classes, held out {args.fraction}, median of {args.repeats}\n")
-    print(f"{'D':>6} {'XᵀX (s)':>9} {'f64 update':>11} {'ratio':>6} {'f32 update':>11} "
-          f"{'ratio':>6} {'numpy (s)':>10}")
+    print(harness.machine_line(extra=f"JAX on {device.platform} ({device.device_kind})"))
+    table = harness.Table(
+        {"D": ">6", "XᵀX (s)": ">9.3f", "f64 update": ">11.3f", "ratio": ">6.2f",
+         "f32 update": ">11.3f", "ratio ": ">6.2f", "numpy (s)": ">10.3f"},
+        title=f"\n## Update on the device vs the device product XᵀX (float64), n = "
+              f"{args.rows}, {args.classes} classes, held out {args.fraction}, median of "
+              f"{args.repeats} after a warm-up\n")
     for d, med in ratio_table(args.rows, args.features, args.classes, args.repeats,
                               args.fraction):
-        print(f"{d:>6} {med['product']:>9.3f} {med['float64']:>11.3f} "
-              f"{med['float64'] / med['product']:>6.2f} {med['float32']:>11.3f} "
-              f"{med['float32'] / med['product']:>6.2f} {med['numpy']:>10.3f}")
+        table.row(d, med["product"], med["float64"], med["float64"] / med["product"],
+                  med["float32"], med["float32"] / med["product"], med["numpy"])
     if args.error_features and args.data_dir:
-        print("\n## Error against the float64 numpy sums: CI Split MNIST task 1, pixels → "
-              "StandardScaler → RandomFeatures(M)\n")
-        print(f"{'M':>6} {'rows':>6} {'precision':>9} {'max|ΔW|/max|W|':>15} "
-              f"{'max rel. diag':>13} {'max|Δμ|/max|μ|':>15}")
-        for m, n, precision, rel, rel_diag, rel_mean in error_table(args.error_features,
-                                                                     args.data_dir):
-            print(f"{m:>6} {n:>6} {precision:>9} {rel:>15.1e} {rel_diag:>13.1e} "
-                  f"{rel_mean:>15.1e}")
+        errors = harness.Table(
+            {"M": ">6", "rows": ">6", "precision": ">9", "max|ΔW|/max|W|": ">15.1e",
+             "max rel. diag": ">13.1e", "max|Δμ|/max|μ|": ">15.1e"},
+            title="\n## Error against the float64 numpy sums: CI Split MNIST task 1, pixels "
+                  "→ StandardScaler → RandomFeatures(M)\n")
+        for row in error_table(args.error_features, args.data_dir):
+            errors.row(*row)
     print(f"\n# load average {os.getloadavg()[0]:.1f} at the end")
-
 
 if __name__ == "__main__":
     main()

@@ -35,14 +35,12 @@ Run::
     PYTHONPATH=. python benchmarks/timing/bench_exact_solve.py --sizes 2000 5000 10000  # GPU
 """
 
-import argparse
 import os
-import platform
-import time
 
 import numpy as np
 import scipy.linalg
 
+from benchmarks import _harness as harness
 from skcl import LeastSquaresClassifier
 from skcl._exact import linalg as host_linalg
 from skcl._exact import solve_jax, two_stage
@@ -77,35 +75,36 @@ def solve_when_needed(args):
     probe = X_all[:1]
     out = {}
 
-    tic = time.perf_counter()
-    LeastSquaresClassifier(backend="numpy").fit(X_all, y_all).predict(probe)
-    out["one fit on all rows"] = (time.perf_counter() - tic, "")
-    del X_all
+    out["one fit on all rows"] = (_time_once(
+        lambda: LeastSquaresClassifier(backend="numpy").fit(X_all, y_all).predict(probe)), "")
+    X_all = None  # freed before the chunks are learned
 
-    clf = LeastSquaresClassifier(backend="numpy")
-    tic = time.perf_counter()
-    for X, y in chunks:
-        clf.partial_fit(X, y, classes=classes)
-    clf.predict(probe)
-    out["partial_fit per chunk, solve at first use (after)"] = (time.perf_counter() - tic, "")
+    def lazy():
+        clf = LeastSquaresClassifier(backend="numpy")
+        for X, y in chunks:
+            clf.partial_fit(X, y, classes=classes)
+        clf.predict(probe)
+
+    out["partial_fit per chunk, solve at first use (after)"] = (_time_once(lazy), "")
 
     eager = min(args.eager_chunks, args.chunks)
-    clf = LeastSquaresClassifier(backend="numpy")
-    tic = time.perf_counter()
-    for X, y in chunks[:eager]:
-        clf.partial_fit(X, y, classes=classes)
-        _ = clf.coef_  # the eager rule: a solve after every call
-    seconds = (time.perf_counter() - tic) * args.chunks / eager
+
+    def eagerly():
+        clf = LeastSquaresClassifier(backend="numpy")
+        for X, y in chunks[:eager]:
+            clf.partial_fit(X, y, classes=classes)
+            _ = clf.coef_  # the eager rule: a solve after every call
+
+    seconds = _time_once(eagerly) * args.chunks / eager
     note = "" if eager == args.chunks else f" (extrapolated from {eager} chunks)"
     out["partial_fit per chunk, solve after each (before)"] = (seconds, note)
 
-    print(f"\n{args.chunks} chunks of {args.rows} rows, D = {d}, 10 classes, numpy on the "
-          "host\n")
-    print("| run | seconds | × one fit |")
-    print("|---|---|---|")
+    table = harness.Table({"run": "", "seconds": ".2f", "× one fit": ".2f"}, markdown=True,
+                          title=f"\n{args.chunks} chunks of {args.rows} rows, D = {d}, 10 "
+                                "classes, numpy on the host, one run each\n")
     base = out["one fit on all rows"][0]
     for name, (seconds, note) in out.items():
-        print(f"| {name}{note} | {seconds:.2f} | {seconds / base:.2f} |")
+        table.row(f"{name}{note}", seconds, seconds / base)
 
 
 def moments_of_size(d, n_classes=10, seed=0):
@@ -178,9 +177,10 @@ def gaussian_after(moments):
 
 
 def _time_once(run):
-    tic = time.perf_counter()
-    run()
-    return time.perf_counter() - tic
+    """One run's seconds: these solves take minutes at the largest M."""
+    with harness.Stopwatch() as watch:
+        run()
+    return watch.seconds
 
 
 def solve_against_cholesky(args):
@@ -193,10 +193,11 @@ def solve_against_cholesky(args):
           "the ratios' unit; above skcl._exact.linalg.CHOLESKY_MAX_DIRECT "
           f"({host_linalg.CHOLESKY_MAX_DIRECT:,}), where their potrf crashes in OpenBLAS "
           "0.3.30/0.3.31, skcl's Cholesky by block columns (both columns).\n")
-    print("| M | Cholesky (numpy / scipy) | Gaussian before (eigh) | after | after / Cholesky | "
-          "least squares before (eigh) | tridiagonal | band (after) | tridiagonal / Cholesky "
-          "| band / Cholesky |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    table = harness.Table(
+        {"M": ",", "Cholesky (numpy / scipy)": "", "Gaussian before (eigh)": "", "after": ".2f",
+         "after / Cholesky": ".2f", "least squares before (eigh)": "", "tridiagonal": ".2f",
+         "band (after)": ".2f", "tridiagonal / Cholesky": ".2f", "band / Cholesky": ".2f"},
+        markdown=True)
 
     def before(run, m):
         return f"{_time_once(run):.2f}" if m <= args.before_max else "not run"
@@ -216,31 +217,25 @@ def solve_against_cholesky(args):
         ls_before = before(lambda: least_squares_before(moments, targets), m)
         ls_tridiagonal = _time_once(lambda: host_solve(moments, targets, tridiagonal=True))
         ls_after = _time_once(lambda: host_solve(moments, targets))
-        print(f"| {m:,} | {by_numpy:.2f} / {by_scipy:.2f} | {g_before} | {g_after:.2f} | "
-              f"{g_after / cholesky:.2f} | {ls_before} | {ls_tridiagonal:.2f} | "
-              f"{ls_after:.2f} | {ls_tridiagonal / cholesky:.2f} | {ls_after / cholesky:.2f} |",
-              flush=True)
+        table.row(m, f"{by_numpy:.2f} / {by_scipy:.2f}", g_before, g_after, g_after / cholesky,
+                  ls_before, ls_tridiagonal, ls_after, ls_tridiagonal / cholesky,
+                  ls_after / cholesky)
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 
 def _median_time(run, repeats):
-    run()  # compile, allocate
-    times = []
-    for _ in range(repeats):
-        tic = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - tic)
-    return float(np.median(times))
+    return harness.timeit(run, repeats).median  # the warm-up compiles and allocates
 
 
 def solve_on_device(args):
     import jax
     import jax.numpy as jnp
 
-    print(f"\nThe least-squares solve through JAX, float64, on {jax.devices()[0]} "
-          f"(median of {args.repeats})\n")
-    print("| D | device eigh (s) | device solve (s) | solve / eigh | numpy solve on the host (s) |")
-    print("|---|---|---|---|---|")
+    table = harness.Table(
+        {"D": ",", "device eigh (s)": ".3f", "device solve (s)": ".3f", "solve / eigh": ".2f",
+         "numpy solve on the host (s)": ".3f"}, markdown=True,
+        title=f"\nThe least-squares solve through JAX, float64, on {jax.devices()[0]} "
+              f"(median of {args.repeats} after a warm-up)\n")
     for d in args.sizes:
         moments = moments_of_size(d)
         targets = class_targets(10)
@@ -252,18 +247,17 @@ def solve_on_device(args):
                              args.repeats)
         host = (_median_time(lambda m=moments, t=targets: host_solve(m, t), 1)
                 if d <= args.host_max else float("nan"))
-        print(f"| {d:,} | {eigh:.3f} | {solve:.3f} | {solve / eigh:.2f} | {host:.3f} |")
+        table.row(d, eigh, solve, solve / eigh, host)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, repeats=3, csv=False)
     parser.add_argument("--chunks", type=int, default=600)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--features", type=int, default=2000)
     parser.add_argument("--eager-chunks", type=int, default=20,
                         help="chunks timed with a solve after each (the rest extrapolated)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--host-max", type=int, default=5000,
                         help="largest D solved with numpy on the host too")
     parser.add_argument("--host-sizes", type=int, nargs="*", default=[2000, 5000],
@@ -274,13 +268,7 @@ def main():
     parser.add_argument("--skip-chunks", action="store_true")
     parser.add_argument("--skip-device", action="store_true")
     args = parser.parse_args()
-    import jax
-    import scipy
-    import sklearn
-
-    print(f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn "
-          f"{sklearn.__version__}, jax {jax.__version__} ({jax.default_backend()}), Python "
-          f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores")
+    print(harness.machine_line())
     if not args.skip_chunks:
         solve_when_needed(args)
     if args.host_sizes:

@@ -23,21 +23,18 @@ Run::
     PYTHONPATH=. python benchmarks/timing/bench_exact_update.py --rows 20000 --features 256
 """
 
-import argparse
-import os
-import platform
 import time
 
 import numpy as np
 
+from benchmarks import _harness as harness
 
-def best_of(repeats, fn):
-    times = []
-    for _ in range(repeats):
-        tic = time.perf_counter()
+
+def once(fn):
+    """One call's seconds (the interleaved rounds' medians are taken by the caller)."""
+    with harness.Stopwatch() as watch:
         fn()
-        times.append(time.perf_counter() - tic)
-    return min(times)
+    return watch.seconds
 
 
 def update_vs_gemm(n, d, n_classes, repeats, dtype, pauses):
@@ -56,16 +53,16 @@ def update_vs_gemm(n, d, n_classes, repeats, dtype, pauses):
         gemm, update = [], []
         for _ in range(repeats):  # interleaved: the machine's noise hits both alike
             time.sleep(pause)
-            gemm.append(best_of(1, lambda: X64.T @ X64))
+            gemm.append(once(lambda: X64.T @ X64))
             time.sleep(pause)
-            update.append(best_of(1, lambda: task_moments(X, y, w, keys, fraction=0.1, seed=0,
-                                                          per_group_scatter=False)))
+            update.append(once(lambda: task_moments(X, y, w, keys, fraction=0.1, seed=0,
+                                                    per_group_scatter=False)))
         gemm, update = np.array(gemm), np.array(update)
         results.append((np.median(gemm), np.median(update), np.median(update / gemm)))
     return results
 
 
-def partial_fit_time(n, d, n_classes, repeats):
+def partial_fit_time(n, d, n_classes):
     from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 
     rng = np.random.default_rng(1)
@@ -73,8 +70,8 @@ def partial_fit_time(n, d, n_classes, repeats):
     y = rng.integers(0, n_classes, n)
     out = {}
     for cls in (GaussianDiscriminantClassifier, LeastSquaresClassifier):
-        out[cls.__name__] = best_of(
-            repeats, lambda: cls(random_state=0).partial_fit(X, y, classes=np.arange(n_classes)))
+        out[cls.__name__] = once(
+            lambda: cls(random_state=0).partial_fit(X, y, classes=np.arange(n_classes)))
     return out
 
 
@@ -87,53 +84,50 @@ def dask_against_memory(n, d):
     rng = np.random.default_rng(2)
     X = (rng.standard_normal((n, d)) + 10).astype(np.float32)
     y = rng.integers(0, 10, n)
-    tic = time.perf_counter()
-    memory = GaussianDiscriminantClassifier(random_state=0).fit(X, y)
-    memory_time = time.perf_counter() - tic
+    with harness.Stopwatch() as in_memory:
+        memory = GaussianDiscriminantClassifier(random_state=0).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
-        tic = time.perf_counter()
-        lazy = GaussianDiscriminantClassifier(random_state=0).fit(
-            da.from_array(X, chunks=(8192, d)), da.from_array(y, chunks=8192))
-        dask_time = time.perf_counter() - tic
+        with harness.Stopwatch() as on_dask:
+            lazy = GaussianDiscriminantClassifier(random_state=0).fit(
+                da.from_array(X, chunks=(8192, d)), da.from_array(y, chunks=8192))
     probe = X[:2000]
     diff = np.abs(lazy.predict_proba(probe) - memory.predict_proba(probe)).max()
     same = (lazy.predict(probe) == memory.predict(probe)).all()
-    return memory_time, dask_time, diff, same
+    return in_memory.seconds, on_dask.seconds, diff, same
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, repeats=5, csv=False)
     parser.add_argument("--rows", type=int, default=60000)
     parser.add_argument("--features", type=int, nargs="+", default=[512, 2048])
     parser.add_argument("--classes", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--pause", type=float, default=0.3,
                         help="seconds of rest before each timed call (default 0.3)")
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args()
     from skcl._exact.task import _blas_threads
 
-    print(f"numpy {np.__version__}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"{_blas_threads()} BLAS threads; {args.rows} rows, {args.classes} classes per task, "
-          f"medians of {args.repeats}\n")
-    print("| rows × features | input | X.T @ X (float64) | statistics update | ratio "
-          "| ratio back to back |")
-    print("|---|---|---|---|---|---|")
+    print(harness.machine_line(extra=f"{_blas_threads()} BLAS threads"))
+    table = harness.Table(
+        {"rows × features": "", "input": "", "X.T @ X (float64)": "", "statistics update": "",
+         "ratio": "", "ratio back to back": ""}, markdown=True,
+        title=f"{args.rows} rows, {args.classes} classes per task, medians of {args.repeats} "
+              "interleaved rounds\n")
     for d in args.features:
         for dtype in (np.float32, np.float64):
             (gemm, update, ratio), (_, _, rushed) = update_vs_gemm(
                 args.rows, d, args.classes, args.repeats, dtype, (args.pause, 0.0))
-            print(f"| {args.rows:,} × {d:,} | {np.dtype(dtype).name} | {gemm:.3f} s | "
-                  f"{update:.3f} s | {ratio:.2f}× | {rushed:.2f}× |", flush=True)
-    print("\n| rows × features | GaussianDiscriminantClassifier.partial_fit | "
-          "LeastSquaresClassifier.partial_fit |")
-    print("|---|---|---|")
+            table.row(f"{args.rows:,} × {d:,}", np.dtype(dtype).name, f"{gemm:.3f} s",
+                      f"{update:.3f} s", f"{ratio:.2f}×", f"{rushed:.2f}×")
+    fits = harness.Table({"rows × features": "", "GaussianDiscriminantClassifier.partial_fit": "",
+                          "LeastSquaresClassifier.partial_fit": ""}, markdown=True,
+                         title="\nOne partial_fit each, one run")
     for d in args.features:
-        times = partial_fit_time(args.rows, d, args.classes, 1)
-        print(f"| {args.rows:,} × {d:,} | {times['GaussianDiscriminantClassifier']:.2f} s | "
-              f"{times['LeastSquaresClassifier']:.2f} s |", flush=True)
+        times = partial_fit_time(args.rows, d, args.classes)
+        fits.row(f"{args.rows:,} × {d:,}", f"{times['GaussianDiscriminantClassifier']:.2f} s",
+                 f"{times['LeastSquaresClassifier']:.2f} s")
     if not args.no_dask:
         d = args.features[0]
         memory_time, dask_time, diff, same = dask_against_memory(args.rows, d)

@@ -9,7 +9,8 @@ does not depend on how well it was trained), then ``predict_proba`` runs
 on ``--n`` inputs with each ``predictive``: one untimed round
 (compilation), then ``--repeats`` rounds, each timing every predictive
 once in turn, so that a change of load on a shared machine falls on all
-of them alike; the best round of each is reported, per input and as a
+of them alike; the median round of each is reported (the harness's
+meaning; before it, the best round), per input and as a
 ratio to the plug-in ("map"), all in one process. "Σ" is the share of a
 call spent factoring the posterior precision (``posterior_root``), which
 every call repeats and which does not grow with the inputs.
@@ -19,15 +20,12 @@ Run::
     PYTHONPATH=. python benchmarks/timing/bench_laplace_predictive.py --n 1000 --repeats 3
 """
 
-import argparse
-import os
-import platform
-import time
 import warnings
 
 import numpy as np
 from sklearn.datasets import load_digits
 
+from benchmarks import _harness as harness
 from skcl import AQCClassifier
 
 PREDICTIVES = ("map", "probit", "mean_field", "mc")
@@ -40,39 +38,33 @@ MODELS = {
 }
 
 
-def best_times(fns, repeats):
-    """Best time of each function over rounds that run them all in turn."""
+def median_times(fns, repeats):
+    """Median time of each function over rounds that run them all in turn, after a warm-up."""
     for fn in fns.values():
-        fn()  # compilation
+        fn()  # the warm-up: compilation
     times = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            tic = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - tic)
-    return {name: min(t) for name, t in times.items()}
+            with harness.Stopwatch() as watch:
+                fn()
+            times[name].append(watch.seconds)
+    return {name: harness.Timing(t).median for name, t in times.items()}
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, repeats=3)
     parser.add_argument("--n", type=int, default=1000, help="inputs per predict_proba call")
-    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    import jax
-    import sklearn
-
+    print(harness.machine_line())
     warnings.simplefilter("ignore")
-    X, y = load_digits(return_X_y=True)
+    X, y = load_digits(return_X_y=True)  # inputs to predict on, no task split
     X = (X / 16.0).astype(np.float32)
     Xq = np.resize(X, (args.n, X.shape[1]))
-    print(f"predict_proba on {args.n} inputs, best of {args.repeats} rounds: µs per input, "
-          "and the "
-          f"ratio to the plug-in. skcl with numpy {np.__version__}, scikit-learn "
-          f"{sklearn.__version__}, jax {jax.__version__}, Python {platform.python_version()}, "
-          f"{platform.machine()}, {os.cpu_count()} cores (shared).\n")
-    print("| model | n_params | map µs | probit µs (×) | mean_field µs (×) | mc µs (×) "
-          "| Σ ms |")
-    print("|---|---|---|---|---|---|---|")
+    table = harness.Table(
+        {"model": "", "n_params": ",", "map µs": "", "probit µs (×)": "",
+         "mean_field µs (×)": "", "mc µs (×)": "", "Σ ms": ".1f"}, args.csv, markdown=True,
+        title=f"predict_proba on {args.n} inputs, median of {args.repeats} rounds: µs per "
+              "input, and the ratio to the plug-in.\n")
     for name, params in MODELS.items():
         clf = AQCClassifier(alpha=10.0, n_epochs=5, batch_size=64, random_state=0, **params)
         clf.partial_fit(X, y, classes=np.arange(10))
@@ -81,14 +73,14 @@ def main():
 
         fns = {p: call(p) for p in PREDICTIVES}
         fns["Σ"] = clf._posterior_root
-        per_input = best_times(fns, args.repeats)
+        per_input = median_times(fns, args.repeats)
         root = per_input["Σ"]
         base = per_input["map"]
         cells = [f"{1e6 * per_input['map'] / args.n:.2f}"] + [
             f"{1e6 * per_input[p] / args.n:.1f} (×{per_input[p] / base:.0f})"
             for p in PREDICTIVES[1:]]
-        print(f"| {name} | {clf.network_.n_params:,} | " + " | ".join(cells)
-              + f" | {1e3 * root:.1f} |")
+        table.row(name, clf.network_.n_params, *cells, 1e3 * root)
+    table.close()
 
 
 if __name__ == "__main__":

@@ -20,47 +20,50 @@ Run::
     SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/timing/bench_permuted_memory.py
 """
 
-import json
-import platform
-import subprocess
-import sys
+import tracemalloc
 
-_CHILD = r"""
-import json, resource, sys, tracemalloc
 import numpy as np
-from skcl.datasets import load_ci_split_mnist, load_permuted_mnist, load_rotated_mnist
-case = sys.argv[1]
-tracemalloc.start()
-if case == "CI Split MNIST":
-    data = load_ci_split_mnist()
-elif case == "Permuted x10":
-    data = load_permuted_mnist(10)
-elif case == "Permuted x10, 32x32":
-    data = load_permuted_mnist(10, pad=True)
-elif case == "Rotated x10":
-    data = load_rotated_mnist()
-else:
-    data = load_permuted_mnist(10)
-    data = {key: [(np.asarray(X), y) for X, y in data[key]]
-            for key in ("train", "validation", "test")}
-kept, peak = tracemalloc.get_traced_memory()
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"kept": kept / 2**20, "peak": peak / 2**20, "rss": rss}))
-"""
+
+from benchmarks import _harness as harness
 
 CASES = ["CI Split MNIST", "Permuted x10", "Permuted x10, 32x32", "Rotated x10",
          "Permuted x10 materialised"]
 
 
+def load(case):
+    """In the child: load one case; MiB kept and at the peak (tracemalloc), max RSS."""
+    from skcl.datasets import load_ci_split_mnist, load_permuted_mnist, load_rotated_mnist
+
+    tracemalloc.start()
+    if case == "CI Split MNIST":
+        data = load_ci_split_mnist()
+    elif case == "Permuted x10":
+        data = load_permuted_mnist(10)
+    elif case == "Permuted x10, 32x32":
+        data = load_permuted_mnist(10, pad=True)
+    elif case == "Rotated x10":
+        data = load_rotated_mnist()
+    else:
+        data = load_permuted_mnist(10)
+        data = {key: [(np.asarray(X), y) for X, y in data[key]]
+                for key in ("train", "validation", "test")}
+    kept, peak = tracemalloc.get_traced_memory()
+    del data
+    return {"kept": kept / 2**20, "peak": peak / 2**20, "rss": harness.peak_rss_gb() * 1024}
+
+
 def main():
-    print(f"Python {platform.python_version()}, numpy {__import__('numpy').__version__}, "
-          f"{platform.machine()}")
-    print(f"{'loader':<28}{'kept (MiB)':>12}{'peak (MiB)':>12}{'max RSS (MiB)':>15}")
+    args = harness.parser(__doc__).parse_args()
+    print(harness.machine_line())
+    table = harness.Table({"loader": "<27", "kept (MiB)": ">11.0f", "peak (MiB)": ">11.0f",
+                           "max RSS (MiB)": ">14.0f"}, args.csv)
     for case in CASES:
-        out = subprocess.run([sys.executable, "-c", _CHILD, case], capture_output=True,
-                             text=True, check=True).stdout
-        row = json.loads(out.strip().splitlines()[-1])
-        print(f"{case:<28}{row['kept']:>12.0f}{row['peak']:>12.0f}{row['rss']:>15.0f}")
+        out = harness.call_isolated("benchmarks.timing.bench_permuted_memory:load", case)
+        if out.ok:
+            table.row(case, out.value["kept"], out.value["peak"], out.value["rss"])
+        else:
+            table.failed(case, why=out.why)
+    table.close()
 
 
 if __name__ == "__main__":

@@ -33,6 +33,12 @@ interleaved (the machine may be shared: compare ratios, not seconds).
 runs each search variant once instead of twice and the cold/warm
 comparison twice instead of three times.
 
+Tables 3 and 4 report the median of the interleaved rounds (the
+harness's meaning; table 4's first round is the warm-up, compilation);
+the figures below, from before the harness, were the best round (the
+same where one round runs, as with ``--quick`` in table 3). Table 1's
+seconds now start after numpy's import in the child.
+
 Measured on two shared CPU cores at a load average of about 16 (other
 jobs running), ``--quick --repeats 1``, 2026-11-23:
 
@@ -72,47 +78,44 @@ EWCClassifier (63 tests), one pytest process, empty cache 537 s, warm
 cache 141 s (0.26).
 """
 
-import argparse
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import _harness as harness
 
-SCRIPT = """
-import sys, time
-start = time.perf_counter()
-import numpy as np
-from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, SIClassifier
-from skcl.datasets import load_ci_split_iris, load_ci_split_wine
-thetas = {}
-for name, data, settings in [
-    ("iris", load_ci_split_iris(), dict(learning_rate=0.1, hidden_layer_sizes=(4,))),
-    ("wine", load_ci_split_wine(), dict(learning_rate=0.01, hidden_layer_sizes=(16,))),
-]:
-    for cls in (FineTuningClassifier, AQCClassifier, EWCClassifier, SIClassifier):
-        clf = cls(random_state=0, **settings)
-        for X, y in data.train:
-            clf.partial_fit(X, y, classes=data.classes)
-        thetas[name + "_" + cls.__name__] = clf.theta_
-np.savez(sys.argv[1], **thetas)
-print(time.perf_counter() - start)
-"""
+
+def cache_child(out):
+    """In a fresh process: import skcl and learn Iris and Wine with four methods; seconds."""
+    with harness.Stopwatch() as watch:
+        from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, SIClassifier
+        from skcl.datasets import load_ci_split_iris, load_ci_split_wine
+
+        thetas = {}
+        for name, data, settings in [
+            ("iris", load_ci_split_iris(), dict(learning_rate=0.1, hidden_layer_sizes=(4,))),
+            ("wine", load_ci_split_wine(), dict(learning_rate=0.01, hidden_layer_sizes=(16,))),
+        ]:
+            for cls in (FineTuningClassifier, AQCClassifier, EWCClassifier, SIClassifier):
+                clf = cls(random_state=0, **settings)
+                for X, y in data.train:
+                    clf.partial_fit(X, y, classes=data.classes)
+                thetas[name + "_" + cls.__name__] = clf.theta_
+        np.savez(out, **thetas)
+    return watch.seconds
 
 
 def run_script(cache_dir, enabled, out):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), SKCL_COMPILATION_CACHE_DIR=str(cache_dir),
+    env = dict(os.environ, SKCL_COMPILATION_CACHE_DIR=str(cache_dir),
                SKCL_COMPILATION_CACHE="1" if enabled else "0")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    result = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, check=True,
-                            capture_output=True, text=True)
-    return float(result.stdout.strip().splitlines()[-1])
+    result = harness.call_isolated("benchmarks.timing.bench_speed:cache_child", str(out),
+                                   env=env)
+    if not result.ok:
+        raise RuntimeError(f"the cache script failed: {result.why}")
+    return result.value
 
 
 def cache_table(repeats):
@@ -131,12 +134,12 @@ def cache_table(repeats):
                 thetas.append(dict(np.load(out)))
         n_files = sum(1 for _ in (tmp / "cache0").iterdir())
         size = sum(f.stat().st_size for f in (tmp / "cache0").iterdir()) / 2**20
-    base = statistics.median(times["no cache"])
-    print(f"   {'process':<12} {'median s':>9} {'runs':>28} {'ratio to no cache':>18}")
+    base = harness.Timing(times["no cache"]).median
+    table = harness.Table({"   process": "<15", "median s": ">9.2f", "runs": ">28",
+                           "ratio to no cache": ">18.2f"})
     for label, values in times.items():
-        median = statistics.median(values)
-        runs = " ".join(f"{v:.1f}" for v in values)
-        print(f"   {label:<12} {median:>9.2f} {runs:>28} {median / base:>18.2f}")
+        median = harness.Timing(values).median
+        table.row(f"   {label}", median, " ".join(f"{v:.1f}" for v in values), median / base)
     identical = all(
         all(np.array_equal(t[k], thetas[0][k]) for k in thetas[0]) for t in thetas[1:]
     )
@@ -170,9 +173,9 @@ def shapes_table():
                 clf = cls(hidden_layer_sizes=(16,), learning_rate=0.01, random_state=0)
                 times = []
                 for X, y in data.train:
-                    start = time.perf_counter()
-                    clf.partial_fit(X, y, classes=data.classes)
-                    times.append(time.perf_counter() - start)
+                    with harness.Stopwatch() as watch:
+                        clf.partial_fit(X, y, classes=data.classes)
+                    times.append(watch.seconds)
             finally:
                 minibatches.PAD_MAX = pad_max
             thetas.append(clf.theta_)
@@ -215,10 +218,10 @@ def nc_table(quick):
                 "+ shared fits (after)": (False, True)}
     times, searches = {label: [] for label in variants}, {}
     for _ in range(1 if quick else 2):
-        for label, (eager, shared) in variants.items():
-            start = time.perf_counter()
-            searches[label] = search(eager, shared)
-            times[label].append(time.perf_counter() - start)
+        for label, (eager, shared) in variants.items():  # interleaved rounds
+            with harness.Stopwatch() as watch:
+                searches[label] = search(eager, shared)
+            times[label].append(watch.seconds)
     first, *others = searches.values()
     same = all(
         np.array_equal(first.accuracy_matrices_, other.accuracy_matrices_, equal_nan=True)
@@ -227,11 +230,13 @@ def nc_table(quick):
                            other.best_estimator_.consolidation_.phi)
         for other in others
     )
-    base = min(times["every fold (before)"])
-    print(f"   {'variant':<26} {'best s':>7} {'runs':>14} {'ratio':>6}")
-    for label, values in times.items():
-        runs = " ".join(f"{v:.1f}" for v in values)
-        print(f"   {label:<26} {min(values):>7.1f} {runs:>14} {min(values) / base:>6.2f}")
+    timings = {label: harness.Timing(values) for label, values in times.items()}
+    base = timings["every fold (before)"].median
+    table = harness.Table({"   variant": "<29", "median s": ">8.1f", "runs": ">14",
+                           "ratio": ">6.2f"})
+    for label, timing in timings.items():
+        table.row(f"   {label}", timing.median, " ".join(f"{v:.1f}" for v in timing.runs),
+                  timing.median / base)
     print(f"   same scores, best θ*_T and best φ*_T: {same}")
 
 
@@ -278,77 +283,87 @@ def vmap_table(quick):
     for _ in range(3):  # the first round compiles
         for label, run in (("one by one (today)", one_by_one),
                            ("vmapped", lambda: batched(alphas, centres, fit_keys))):
-            start = time.perf_counter()
-            out = jax.block_until_ready(run())
-            times[label].append(time.perf_counter() - start)
+            with harness.Stopwatch() as watch:
+                out = jax.block_until_ready(run())
+            times[label].append(watch.seconds)
             if label == "vmapped":
                 vmapped = np.asarray(out)
             else:
                 sequential = np.stack([np.asarray(phi) for phi in out])
     print(f"\n4. NC fits batched: the task-2 fits of {n_candidates} candidates on CI Split Iris "
           f"(SR, κ (256, 256), {n_steps} steps), compiled")
-    base = min(times["one by one (today)"][1:])
-    print(f"   {'variant':<20} {'best s':>7} {'ratio':>6}")
-    for label, values in times.items():
-        print(f"   {label:<20} {min(values[1:]):>7.2f} {min(values[1:]) / base:>6.2f}")
+    # The first round is the warm-up (compilation); the median of the others.
+    timings = {label: harness.Timing(values[1:], values[0]) for label, values in times.items()}
+    base = timings["one by one (today)"].median
+    table = harness.Table({"   variant": "<23", "median s": ">8.2f", "ratio": ">6.2f"})
+    for label, timing in timings.items():
+        table.row(f"   {label}", timing.median, timing.median / base)
     scale = np.abs(sequential).max()
     print(f"   φ*_2 bit-identical: {np.array_equal(sequential, vmapped)}; largest difference "
           f"{np.abs(sequential - vmapped).max():.2e} (largest |φ| {scale:.2f})")
 
 
-JOBS_SCRIPT = """
-import contextlib, sys, time
-import joblib
-import numpy as np
-from skcl import NCClassifier
-from skcl._gradient.consolidation.neural import FITS
-from skcl.datasets import load_ci_split_iris
-from skcl.model_selection import SequenceGridSearch
+def jobs_child(n_steps):
+    """In a fresh process with the persistent cache: NC's search at n_jobs 1 and 2."""
+    import contextlib
 
-data = load_ci_split_iris()
-settings = dict(learning_rate=0.1, random_state=0, consolidator_n_steps=int(sys.argv[1]))
-grid = {"alpha": [1.0, 10.0, 100.0, 1000.0, 10000.0], "radius": [1.0, 10.0, 100.0]}
+    import joblib
 
-def search(n_jobs, backend=None):
-    FITS.clear()
-    context = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()
-    start = time.perf_counter()
-    with context:
-        found = SequenceGridSearch(NCClassifier(**settings), grid, n_jobs=n_jobs).fit(
-            data.train, data.validation, classes=data.classes)
-    return time.perf_counter() - start, found
+    from skcl import NCClassifier
+    from skcl._gradient.consolidation.neural import FITS
+    from skcl.datasets import load_ci_split_iris
+    from skcl.model_selection import SequenceGridSearch
 
-search(1)  # compiles, and fills the persistent cache that worker processes read
-runs = {"n_jobs=1": search(1), "n_jobs=2, threads (default)": search(2),
-        "n_jobs=2, loky processes (before)": search(2, "loky")}
-first = runs["n_jobs=1"][1]
-base = runs["n_jobs=1"][0]
-for label, (seconds, found) in runs.items():
-    same = (np.array_equal(found.accuracy_matrices_, first.accuracy_matrices_, equal_nan=True)
-            and np.array_equal(found.best_estimator_.theta_, first.best_estimator_.theta_))
-    print(f"   {label:<34} {seconds:>7.1f} {base / seconds:>8.2f} {same!s:>5}")
-"""
+    data = load_ci_split_iris()
+    settings = dict(learning_rate=0.1, random_state=0, consolidator_n_steps=n_steps)
+    grid = {"alpha": [1.0, 10.0, 100.0, 1000.0, 10000.0], "radius": [1.0, 10.0, 100.0]}
+
+    def search(n_jobs, backend=None):
+        FITS.clear()
+        context = (joblib.parallel_config(backend=backend) if backend
+                   else contextlib.nullcontext())
+        with harness.Stopwatch() as watch, context:
+            found = SequenceGridSearch(NCClassifier(**settings), grid, n_jobs=n_jobs).fit(
+                data.train, data.validation, classes=data.classes)
+        return watch.seconds, found
+
+    search(1)  # compiles, and fills the persistent cache that worker processes read
+    runs = {"n_jobs=1": search(1), "n_jobs=2, threads (default)": search(2),
+            "n_jobs=2, loky processes (before)": search(2, "loky")}
+    first, base = runs["n_jobs=1"][1], runs["n_jobs=1"][0]
+    return [(label, seconds, base / seconds,
+             bool(np.array_equal(found.accuracy_matrices_, first.accuracy_matrices_,
+                                 equal_nan=True)
+                  and np.array_equal(found.best_estimator_.theta_,
+                                     first.best_estimator_.theta_)))
+            for label, (seconds, found) in runs.items()]
 
 
 def jobs_table(quick):
     n_steps = 200 if quick else 1000
-    print(f"\n5. Parallel candidates: NC's 15-candidate search on CI Split Iris (SR, κ (256, "
-          f"256), {n_steps} steps per fit), compiled first; speed-up over n_jobs=1 and "
-          "whether the scores and best θ*_T equal n_jobs=1's")
-    print(f"   {'variant':<34} {'s':>7} {'speed-up':>8} {'same':>5}", flush=True)
+    table = harness.Table(
+        {"   variant": "<37", "s": ">7.1f", "speed-up": ">8.2f", "same": ">5"},
+        title=f"\n5. Parallel candidates: NC's 15-candidate search on CI Split Iris (SR, κ "
+              f"(256, 256), {n_steps} steps per fit), compiled first; speed-up over n_jobs=1 "
+              "and whether the scores and best θ*_T equal n_jobs=1's")
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, PYTHONPATH=str(ROOT), SKCL_COMPILATION_CACHE_DIR=tmp,
-                   SKCL_COMPILATION_CACHE="1")
-        subprocess.run([sys.executable, "-c", JOBS_SCRIPT, str(n_steps)], env=env, check=True)
+        env = dict(os.environ, SKCL_COMPILATION_CACHE_DIR=tmp, SKCL_COMPILATION_CACHE="1")
+        out = harness.call_isolated("benchmarks.timing.bench_speed:jobs_child", n_steps,
+                                    env=env)
+    if not out.ok:
+        table.failed("   NC search", why=out.why)
+    for label, seconds, speedup, same in out.value or []:
+        table.row(f"   {label}", seconds, speedup, str(same))
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--repeats", type=int, default=None)
+    parser = harness.parser(__doc__, quick="200-step fits, 2 repeats, 1 round", csv=False)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="fresh processes per cache variant (default 3; 2 with --quick)")
     parser.add_argument("--only", choices=["cache", "shapes", "nc", "vmap", "jobs"],
                         default=None)
     args = parser.parse_args()
+    print(harness.machine_line())
     repeats = args.repeats or (2 if args.quick else 3)
     if args.only in (None, "cache"):
         cache_table(repeats)

@@ -20,19 +20,18 @@ of 70,000 images with its peak memory.
 Run (reads SKCL_DATA_DIR, in torchvision's layout; pre-trained weights
 are cached in --cache and reused)::
 
-    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/timing/bench_split_mnist.py
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/accuracy/bench_split_mnist.py
 
 Takes about an hour on 2 CPU cores with all methods (NC's 15 candidates
 dominate); ``--methods joint fine-tuning ewc aqc`` takes minutes.
 """
 
-import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks import _harness as harness
 from skcl import reproduce as rp
 from skcl.datasets import load_fashion_mnist, load_mnist
 from skcl.feature_extraction import PretrainedFeatureExtractor
@@ -69,9 +68,9 @@ def time_one_epoch():
     X = np.concatenate([data.train[0], data.validation[0]])
     y = np.concatenate([data.train[1], data.validation[1]])
     extractor = PretrainedFeatureExtractor("cnn4", n_epochs=1, random_state=0)
-    start = time.perf_counter()
-    extractor.fit(X, y)
-    return time.perf_counter() - start, extractor
+    with harness.Stopwatch() as watch:  # one epoch, once
+        extractor.fit(X, y)
+    return watch.seconds, extractor
 
 
 def time_transform(extractor):
@@ -81,9 +80,9 @@ def time_transform(extractor):
     extractor.transform(images[:10])  # compile outside the measurement
     reset_peak_rss()
     before = peak_rss_mb()
-    start = time.perf_counter()
-    features = extractor.transform(images)
-    elapsed = time.perf_counter() - start
+    with harness.Stopwatch() as watch:  # once: the peak memory is of this call
+        features = extractor.transform(images)
+    elapsed = watch.seconds
     return {
         "images": len(images),
         "seconds": elapsed,
@@ -99,13 +98,14 @@ def _to_json(value):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = harness.parser(__doc__, csv=False)
     parser.add_argument("--methods", nargs="+", default=MAP_METHODS)
     parser.add_argument("--cache", default="results/bench_split_mnist", metavar="DIR")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-stages", action="store_true",
                         help="skip the one-epoch and transform measurements")
     args = parser.parse_args()
+    print(harness.machine_line())
     methods = rp.select_methods(args.methods)
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
@@ -125,7 +125,7 @@ def main():
 
     for group, pretraining, title in PAIRINGS:
         print(f"\n== {title}")
-        start = time.perf_counter()
+        clock = harness.Stopwatch()
         extractor = rp.pretrained_extractor(
             pretraining, cache_dir=cache, random_state=args.seed, log=print
         )
@@ -140,7 +140,7 @@ def main():
             "pretraining_s": pretrain_s,
             "transform_s": {r["column"]: r["transform_time_s"] for r in rows},
             "search_s": {f"{r['column']} {r['method']}": r["search_time_s"] for r in rows},
-            "total_s": time.perf_counter() - start,
+            "total_s": clock.seconds,
         }
         print("Stage times (s): pre-training "
               + ("cached" if pretrain_s is None else f"{pretrain_s:.0f}")
