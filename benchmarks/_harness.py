@@ -49,6 +49,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: An option's help that keeps it out of ``--help`` (a child's entry point).
 HIDDEN = argparse.SUPPRESS
+#: An option's action for ``--x`` / ``--no-x``.
+ON_OFF = argparse.BooleanOptionalAction
 _VERSIONS = ("numpy", "scipy", "scikit-learn", "jax", "torch")
 _RESULT = "@@benchmark-result@@ "
 

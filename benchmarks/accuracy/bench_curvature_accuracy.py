@@ -8,8 +8,7 @@ regression (SR: the GGN equals the Hessian there) and the paper's FCNN.
     PYTHONPATH=. python benchmarks/accuracy/bench_curvature_accuracy.py
 """
 
-import time
-
+from benchmarks import _harness as harness
 from skcl import reproduce as rp
 
 COLUMNS = rp.columns_for("classical")
@@ -18,6 +17,8 @@ STRUCTURES = ("full", "kron", "diag")
 
 
 def main():
+    args = harness.parser(__doc__).parse_args()
+    print(harness.machine_line())
     methods = [
         rp.Method(f"AQC {kind} {structure}", "AQCClassifier",
                   {"alpha": rp.LAMBDAS, "curvature": [kind], "structure": [structure]})
@@ -25,20 +26,19 @@ def main():
     ]
     ewc = [m for m in rp.METHODS if m.name in ("EWC", "AQC")]
     rows = []
-    start = time.perf_counter()
+    clock = harness.Stopwatch()
     for sequence, model in COLUMNS:
         column_rows, _ = rp.run_column(sequence, model, ewc + methods)
         rows += column_rows
-    print(f"Test final average accuracy (%), λ chosen on validation; "
-          f"{time.perf_counter() - start:.0f} s in all")
     labels = [rp.column_label(s, m) for s, m in COLUMNS]
-    print(f"{'method':<30}" + "".join(f"{label:>11}" for label in labels))
+    table = harness.Table({"method": "<29", **{label: ">10" for label in labels}}, args.csv,
+                          title=f"Test final average accuracy (%), λ chosen on validation; "
+                                f"{clock.seconds:.0f} s in all")
     for name in dict.fromkeys(row["method"] for row in rows):
         cells = {row["column"]: row for row in rows if row["method"] == name}
-        print(f"{name:<30}" + "".join(
-            f"{cells[label]['test']:7.2f} λ{cells[label]['best_params']['alpha']:<3g}"
-            for label in labels))
-
+        table.row(name, *(f"{cells[label]['test']:7.2f} λ{cells[label]['best_params']['alpha']:<3g}"
+                          for label in labels))
+    table.close()
 
 if __name__ == "__main__":
     main()

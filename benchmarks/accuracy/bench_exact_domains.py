@@ -30,13 +30,9 @@ Run (a few minutes at the defaults on two shared cores)::
         python benchmarks/accuracy/bench_exact_domains.py --tasks 5 --rows 3000 --M 2000
 """
 
-import argparse
-import platform
-import time
-
 import numpy as np
-import sklearn
 
+from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl.datasets import load_permuted_mnist, load_rotated_mnist
 from skcl.feature_extraction import RandomFeatures
@@ -76,23 +72,25 @@ def run(name, data, args):
         "task_class + λ = 0.5": lambda: GaussianDiscriminantClassifier(
             components="task_class", covariance="per_domain", domain_pooling=0.5),
     }
-    print(f"\n{name}: {len(train)} tasks, {args.rows} training rows and {args.test} test rows "
-          f"a task, M = {args.M}")
-    print(f"{'model':<22}{'one domain':>11}{'oracle':>9}{'all tasks':>11}{'gap':>7}{'s':>8}")
+    table = harness.Table(
+        {"model": "<21", "one domain %": ">12.2f", "oracle %": ">8.2f", "all tasks %": ">11.2f",
+         "gap": ">6.2f", "s": ">7.0f"},
+        title=f"\n{name}: {len(train)} tasks, {args.rows} training rows and {args.test} test "
+              f"rows a task, M = {args.M}")
     for number, (label, make) in enumerate(models.items()):
         if args.models and str(number) not in args.models.split(","):
             continue
-        tic = time.perf_counter()
-        alone = _score(_learn(make, train[:1]), test[:1])
-        oracle = (np.nan if args.skip_oracle else float(np.mean(
-            [_score(_learn(make, [t]), [s]) for t, s in zip(train, test)])))
-        together = _score(_learn(make, train), test)
-        print(f"{label:<22}{100 * alone:>10.2f}%{100 * oracle:>8.2f}%{100 * together:>10.2f}%"
-              f"{100 * (alone - together):>7.2f}{time.perf_counter() - tic:>8.0f}", flush=True)
+        with harness.Stopwatch() as watch:
+            alone = _score(_learn(make, train[:1]), test[:1])
+            oracle = (np.nan if args.skip_oracle else float(np.mean(
+                [_score(_learn(make, [t]), [s]) for t, s in zip(train, test)])))
+            together = _score(_learn(make, train), test)
+        table.row(label, 100 * alone, 100 * oracle, 100 * together, 100 * (alone - together),
+                  watch.seconds)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, csv=False)
     parser.add_argument("--tasks", type=int, default=5)
     parser.add_argument("--rows", type=int, default=3000)
     parser.add_argument("--test", type=int, default=2000)
@@ -103,8 +101,7 @@ def main():
     parser.add_argument("--skip-oracle", action="store_true",
                         help="leave the oracle column out (NaN): one model a task costs time")
     args = parser.parse_args()
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn "
-          f"{sklearn.__version__}, {platform.machine()}")
+    print(harness.machine_line())
     if "permuted" in args.which:
         run("Permuted MNIST", load_permuted_mnist(args.tasks), args)
     if "rotated" in args.which:

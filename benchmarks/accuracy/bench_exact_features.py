@@ -33,18 +33,14 @@ cores per column; ``--no-tuned`` leaves it out, ``--columns`` picks
 columns.
 """
 
-import argparse
 import json
-import os
-import platform
-import time
 
-import numpy as np
 from sklearn.base import clone
 from sklearn.linear_model import SGDClassifier
 from sklearn.naive_bayes import GaussianNB
 from sklearn.preprocessing import StandardScaler
 
+from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl import reproduce as rp
 from skcl.feature_extraction import RandomFeatures
@@ -89,7 +85,9 @@ def paper_defaults(seq, seed):
     """Each paper method with the column's training settings and its default λ, ξ, r."""
     settings = seq.settings("sr")
     out = {}
-    for method in rp.METHODS:
+    # The paper's methods; the registry's other rows (the exact family,
+    # scikit-learn's baselines) are the baselines above or take other settings.
+    for method in (m for m in rp.METHODS if m.origin == "paper"):
         cls = method.resolve()
         params = cls().get_params()
         out[f"{method.name}, defaults"] = (
@@ -123,20 +121,11 @@ def test_accuracy(estimator, fitted, test):
 
 
 def environment():
-    import jax
-    import sklearn
-
-    return {
-        "python": platform.python_version(), "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__, "jax": jax.__version__,
-        "jax_backend": jax.default_backend(), "machine": platform.machine(),
-        "processor": platform.processor(), "cpu_count": os.cpu_count(),
-    }
+    return harness.machine_line()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
+    parser = harness.parser(__doc__, data=True, csv=False)
     parser.add_argument("--cache", default="weights", help="folder for pre-trained weights")
     parser.add_argument("--columns", nargs="+", choices=list(COLUMNS), default=list(COLUMNS))
     parser.add_argument("--seed", type=int, default=0)
@@ -147,6 +136,7 @@ def main():
     parser.add_argument("--output", help="write the results as JSON here")
     args = parser.parse_args()
 
+    print(environment())
     results = {"environment": environment(), "seed": args.seed, "columns": {}}
     for column in args.columns:
         key, pretraining = COLUMNS[column]
@@ -155,18 +145,18 @@ def main():
                                             cache_dir=args.cache, random_state=args.seed,
                                             log=print)
         data = seq.loader(args.data_dir)
-        tic = time.perf_counter()
-        train, test = ([(extractor[0].transform(X), y) for X, y in data[split]]
-                       for split in ("train", "test"))
-        print(f"[{column}] features in {time.perf_counter() - tic:.1f} s", flush=True)
+        with harness.Stopwatch() as watch:
+            train, test = ([(extractor[0].transform(X), y) for X, y in data[split]]
+                           for split in ("train", "test"))
+        print(f"[{column}] features in {watch.seconds:.1f} s", flush=True)
         rows = {}
         candidates = baselines(args.seed)
         if not args.no_defaults:
             candidates.update(paper_defaults(seq, args.seed))
         for name, (origin, estimator, transformers) in candidates.items():
-            tic = time.perf_counter()
-            fitted_estimator, fitted = learn(estimator, transformers, train, data.classes)
-            seconds = time.perf_counter() - tic
+            with harness.Stopwatch() as watch:
+                fitted_estimator, fitted = learn(estimator, transformers, train, data.classes)
+            seconds = watch.seconds
             accuracy = test_accuracy(fitted_estimator, fitted, test)
             rows[name] = {"origin": origin, "protocol": "defaults", "test": accuracy,
                           "time_s": seconds}
@@ -183,10 +173,11 @@ def main():
                     "params": row.get("best_params"), "time_s": row.get("search_time_s"),
                 }
         save(args.output, results, column, key, pretraining, extractor, rows)
-        print(f"\n{key} on {pretraining}-pretrained cnn4 features (test final average "
-              "accuracy, %)")
+        table = harness.Table({"  test %": ">8.2f", "method": "", "origin, protocol": ""},
+                              title=f"\n{key} on {pretraining}-pretrained cnn4 features (test "
+                                    "final average accuracy, %)")
         for name, row in sorted(rows.items(), key=lambda item: -item[1]["test"]):
-            print(f"  {row['test']:6.2f}  {name}  [{row['origin']}, {row['protocol']}]")
+            table.row(row["test"], name, f"[{row['origin']}, {row['protocol']}]")
 
 
 def save(output, results, column, key, pretraining, extractor, rows):

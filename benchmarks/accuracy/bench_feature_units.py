@@ -47,11 +47,9 @@ MNIST      5000   /255         97.14 / 97.05    97.29 / 97.01
 1.4e-14.)
 """
 
-import argparse
-import platform
-import time
-
 import numpy as np
+
+from benchmarks import _harness as harness
 
 
 def _tasks(name, data_dir):
@@ -76,31 +74,31 @@ INPUTS = {
 }
 
 
-def run(name, data_dir, m, activation, inputs):
+def run(table, name, data_dir, m, activation, inputs):
     from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
     from skcl.feature_extraction import RandomFeatures
 
     train, test, classes = _tasks(name, data_dir)
     rows, raw_features = [], None
     for form in inputs:
-        tic = time.perf_counter()
-        options = {"bias": "uniform"} if activation == "cos" else {}
-        features = RandomFeatures(m, activation=activation, random_state=0, **options)
-        features.fit(INPUTS[form](train[0][0]))
-        phi_train = [(features.transform(INPUTS[form](X)), y) for X, y in train]
-        phi_test = [(features.transform(INPUTS[form](X)), y) for X, y in test]
-        feature_time = time.perf_counter() - tic
+        with harness.Stopwatch() as watch:
+            options = {"bias": "uniform"} if activation == "cos" else {}
+            features = RandomFeatures(m, activation=activation, random_state=0, **options)
+            features.fit(INPUTS[form](train[0][0]))
+            phi_train = [(features.transform(INPUTS[form](X)), y) for X, y in train]
+            phi_test = [(features.transform(INPUTS[form](X)), y) for X, y in test]
+        feature_time = watch.seconds
         if form == inputs[0]:
             raw_features = phi_test[0][0]
         delta = float(np.abs(phi_test[0][0] - raw_features).max())
         for clf in (GaussianDiscriminantClassifier(), LeastSquaresClassifier()):
-            tic = time.perf_counter()
-            for X, y in phi_train:
-                clf.partial_fit(X, y, classes=classes)
-            faa = 100 * float(np.mean([np.mean(clf.predict(X) == y) for X, y in phi_test]))
+            with harness.Stopwatch() as watch:
+                for X, y in phi_train:
+                    clf.partial_fit(X, y, classes=classes)
+                faa = 100 * float(np.mean([np.mean(clf.predict(X) == y) for X, y in phi_test]))
             rows.append((name, m, activation, form, type(clf).__name__.replace(
-                "Classifier", ""), faa, feature_time, time.perf_counter() - tic, delta))
-            print("| " + " | ".join(_cell(v) for v in rows[-1]) + " |", flush=True)
+                "Classifier", ""), faa, feature_time, watch.seconds, delta))
+            table.row(*(_cell(v) for v in rows[-1]))
     return rows
 
 
@@ -111,28 +109,23 @@ def _cell(value):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=None)
+    parser = harness.parser(__doc__, data=True)
     parser.add_argument("--components", type=int, nargs="+", default=[2000])
     parser.add_argument("--datasets", nargs="+", default=["mnist", "fashion"])
     parser.add_argument("--activations", nargs="+", default=["relu", "cos"])
     parser.add_argument("--inputs", nargs="+", default=list(INPUTS), choices=list(INPUTS))
     args = parser.parse_args()
-    import numpy
-    import sklearn
-
-    print(f"# {platform.processor() or platform.machine()}, numpy {numpy.__version__}, "
-          f"scikit-learn {sklearn.__version__}")
-    print("| data | M | activation | input | classifier | FAA % | features s | fit s "
-          "| max abs Δφ |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    tic = time.perf_counter()
+    print(harness.machine_line())
+    table = harness.Table({name: "" for name in (
+        "data", "M", "activation", "input", "classifier", "FAA %", "features s", "fit s",
+        "max abs Δφ")}, args.csv, markdown=True)
+    clock = harness.Stopwatch()
     for m in args.components:
         for name in args.datasets:
             for activation in args.activations:
-                run(name, args.data_dir, m, activation, args.inputs)
-    print(f"# total {time.perf_counter() - tic:.0f} s")
-
+                run(table, name, args.data_dir, m, activation, args.inputs)
+    table.close()
+    print(f"# total {clock.seconds:.0f} s")
 
 if __name__ == "__main__":
     main()

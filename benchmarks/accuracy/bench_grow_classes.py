@@ -35,13 +35,11 @@ Run::
 The measured tables (2026-11-24) are in docs/user_guide/partial_fit.rst.
 """
 
-import argparse
-import time
-
 import numpy as np
 from sklearn.decomposition import PCA
 
 import skcl
+from benchmarks import _harness as harness
 from skcl import reproduce as rp
 from skcl.datasets import (
     load_ci_split_iris,
@@ -89,12 +87,12 @@ def cnn4_features(cache):
     extractor, info = rp.pretrained_extractor("fashion-mnist", cache_dir=cache, log=print)
     print(f"extractor: {info['source']} {info.get('path', '')}", flush=True)
     data = load_ci_split_mnist()
-    start = time.perf_counter()
-    features = {
-        split: [(extractor.transform(X), y) for X, y in getattr(data, split)]
-        for split in ("train", "validation", "test")
-    }
-    print(f"features of every image in {time.perf_counter() - start:.0f} s", flush=True)
+    with harness.Stopwatch() as watch:
+        features = {
+            split: [(extractor.transform(X), y) for X, y in getattr(data, split)]
+            for split in ("train", "validation", "test")
+        }
+    print(f"features of every image in {watch.seconds:.0f} s", flush=True)
     return features, data.classes
 
 
@@ -132,7 +130,7 @@ def final_accuracy(cls, settings, params, train, test, classes, grow, seed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__, csv=False)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
     parser.add_argument("--sequences", nargs="*", default=["iris", "wine", "mnist"])
@@ -144,9 +142,10 @@ def main():
     parser.add_argument("--search", action="store_true")
     parser.add_argument("--lambdas", nargs="*", type=float, default=None,
                         help="λ of the search instead of appendix D's decades")
-    parser.add_argument("--fixed", action=argparse.BooleanOptionalAction, default=True,
+    parser.add_argument("--fixed", action=harness.ON_OFF, default=True,
                         help="the fixed-λ table (--no-fixed: the search alone)")
     args = parser.parse_args()
+    print(harness.machine_line())
     sequences = {}  # name -> (train, validation or None, test, classes, settings)
     if "iris" in args.sequences:
         d = load_ci_split_iris()
@@ -166,25 +165,27 @@ def main():
         sequences["CI Split MNIST (cnn4 features)"] = (
             features["train"], features["validation"], features["test"], classes,
             rp.SEQUENCES["ci-split-mnist"].settings("sr"))
-    print(f"{'sequence':40s} {'method':12s} {'declared s0':>11s} {'grown s0':>9s} "
-          f"{'declared mean±sd':>17s} {'grown mean±sd':>14s} {'time s':>7s}")
+    fixed = harness.Table({"sequence": "<40", "method": "<12", "declared s0": ">11.1f",
+                           "grown s0": ">9.1f", "declared mean±sd": ">17", "grown mean±sd": ">14",
+                           "time s": ">7.0f"})
     for seq, (train, _, test, classes, settings) in sequences.items():
         for name in args.methods if args.fixed else []:
             cls, params = METHODS[name]
-            start = time.perf_counter()
-            acc = {grow: [final_accuracy(cls, settings, params, train, test, classes,
-                                         grow, seed) for seed in range(args.seeds)]
-                   for grow in (False, True)}
+            with harness.Stopwatch() as watch:
+                acc = {grow: [final_accuracy(cls, settings, params, train, test, classes,
+                                             grow, seed) for seed in range(args.seeds)]
+                       for grow in (False, True)}
             d, g = np.array(acc[False]), np.array(acc[True])
-            print(f"{seq:40s} {name:12s} {d[0]:11.1f} {g[0]:9.1f} "
-                  f"{d.mean():9.1f} ± {d.std():4.1f} {g.mean():7.1f} ± {g.std():4.1f} "
-                  f"{time.perf_counter() - start:7.0f}", flush=True)
+            fixed.row(seq, name, d[0], g[0], f"{d.mean():.1f} ± {d.std():4.1f}",
+                      f"{g.mean():.1f} ± {g.std():4.1f}", watch.seconds)
     if not args.search:
         return
     grid = f"λ ∈ {args.lambdas}" if args.lambdas else "appendix D's grid"
-    print(f"\nλ (and ξ) chosen on validation ({grid}), then test accuracy:")
-    print(f"{'sequence':40s} {'method':12s} {'seed':>4s} {'declared':>9s} {'grown':>7s}  "
-          "chosen (declared; grown)")
+    searched = harness.Table({"sequence": "<40", "method": "<12", "seed": ">4",
+                              "declared": ">9.1f", "grown": ">7.1f",
+                              " chosen (declared; grown)": ""},
+                             title=f"\nλ (and ξ) chosen on validation ({grid}), then test "
+                                   "accuracy:")
     for seq, (train, validation, test, classes, settings) in sequences.items():
         if validation is None:
             continue
@@ -194,8 +195,7 @@ def main():
                     searched_accuracy(METHODS[name][0], settings, (train, validation, test),
                                       classes, grow, seed, args.lambdas)
                     for grow in (False, True))
-                print(f"{seq:40s} {name:12s} {seed:4d} {d:9.1f} {g:7.1f}  {dp}; {gp}",
-                      flush=True)
+                searched.row(seq, name, seed, d, g, f"{dp}; {gp}")
 
 
 if __name__ == "__main__":

@@ -25,12 +25,10 @@ search chose (λ = 1000).
         [--epochs 20] [--alpha 1000] [--tasks 5]
 """
 
-import argparse
-import time
-
 import jax
 import jax.numpy as jnp
 
+from benchmarks import _harness as harness
 from skcl import AQCClassifier
 from skcl import reproduce as rp
 
@@ -53,20 +51,19 @@ def quadratic_forms(model, curvature, theta, d, X, y):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__, csv=False)
     parser.add_argument("--epochs", type=int, default=20, help="epochs per task (paper: 20)")
     parser.add_argument("--alpha", type=float, default=1000.0, help="λ")
     parser.add_argument("--tasks", type=int, default=5, help="tasks to learn (2 to 5)")
     args = parser.parse_args()
-
+    print(harness.machine_line())
     sequence = rp.SEQUENCES["di-split-mnist-mlp"]
     data = sequence.loader()
     settings = sequence.settings("fcnn")
     settings["n_epochs"] = args.epochs
     estimator = AQCClassifier(alpha=args.alpha, curvature="ggn", structure="kron",
                               random_state=0, **settings)
-    start = time.perf_counter()
+    clock = harness.Stopwatch()
     (X1, y1), *later = data["train"][: args.tasks]
     estimator.partial_fit(X1, y1, classes=data["classes"])
     model = estimator._model()
@@ -84,16 +81,15 @@ def main():
         d = jnp.asarray(estimator.theta_) - theta1
         forms, saturation = quadratic_forms(model, curvature, theta1, d, X1, y1)
         accuracy = 100 * estimator.score(*data["test"][0])
-        print()
-        print(f"after task {t}: task-1 test accuracy {accuracy:.2f} %, ‖d‖ = "
-              f"{float(jnp.linalg.norm(d)):.3f}, mean p(1−p) on task 1 at θ*_1 = "
-              f"{saturation:.2e}")
-        print(f"{'s':>5} {'real increase':>14} " + " ".join(f"{name:>15}" for name in forms))
+        table = harness.Table(
+            {"s": ">5.2f", "real increase": ">14.3f", **{name: ">15.3f" for name in forms}},
+            title=f"\nafter task {t}: task-1 test accuracy {accuracy:.2f} %, ‖d‖ = "
+                  f"{float(jnp.linalg.norm(d)):.3f}, mean p(1−p) on task 1 at θ*_1 = "
+                  f"{saturation:.2e}")
         for s in SCALES:
             real = float(nll1(theta1 + s * d)) - base
-            print(f"{s:5.2f} {real:14.3f} "
-                  + " ".join(f"{0.5 * s * s * value:15.3f}" for value in forms.values()))
-    print(f"\n{time.perf_counter() - start:.0f} s")
+            table.row(s, real, *(0.5 * s * s * value for value in forms.values()))
+    print(f"\n{clock.seconds:.0f} s")
 
 
 if __name__ == "__main__":

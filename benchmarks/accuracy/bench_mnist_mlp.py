@@ -18,34 +18,34 @@ other settings are the paper's Split MNIST ones (minibatches of 64,
 learning rate 0.01).
 """
 
-import argparse
 import dataclasses
 import json
-import time
 from pathlib import Path
 
+from benchmarks import _harness as harness
 from skcl import reproduce as rp
 
 METHODS = ["joint", "fine-tuning", "ewc", "si", "aqc"]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--epochs", type=int, default=20, help="epochs per task (paper: 20)")
     parser.add_argument("--methods", nargs="+", default=METHODS)
     parser.add_argument("--sequences", nargs="+",
                         default=["di-split-mnist-mlp", "ci-split-mnist-mlp"])
     parser.add_argument("--output", default="mnist_mlp_results")
     args = parser.parse_args()
+    print(harness.machine_line())
     methods = rp.select_methods(args.methods)
     all_rows = []
     for key in args.sequences:
         # The column as registered, with the number of epochs overridden.
         rp.SEQUENCES[key] = dataclasses.replace(rp.SEQUENCES[key], n_epochs=args.epochs)
-        start = time.perf_counter()
-        rows, _ = rp.run_column(key, "fcnn", methods, log=lambda line: print(line, flush=True))
-        elapsed = time.perf_counter() - start
+        with harness.Stopwatch() as watch:
+            rows, _ = rp.run_column(key, "fcnn", methods,
+                                    log=lambda line: print(line, flush=True))
+        elapsed = watch.seconds
         print(f"[{key}] {elapsed:.0f} s in all ({args.epochs} epochs per task)", flush=True)
         all_rows += rows
         rp.write_results(all_rows, args.output, "mnist-mlp",
@@ -53,12 +53,13 @@ def main():
     print()
     print(rp.format_table(all_rows))
     print()
-    print(f"{'column':<14} {'method':<12} {'test %':>7} {'forgetting':>10} {'best':<32} "
-          f"{'candidates':>10} {'search s':>9}")
+    table = harness.Table({"column": "<14", "method": "<12", "test %": ">7.2f",
+                           "forgetting": ">10.2f", "best": "<32", "candidates": ">10",
+                           "search s": ">9.0f"}, args.csv)
     for row in all_rows:
-        print(f"{row['column']:<14} {row['method']:<12} {row['test']:7.2f} "
-              f"{row['test_forgetting']:10.2f} {json.dumps(row['best_params']):<32} "
-              f"{row['n_candidates']:10d} {row['search_time_s']:9.0f}")
+        table.row(row["column"], row["method"], row["test"], row["test_forgetting"],
+                  json.dumps(row["best_params"]), row["n_candidates"], row["search_time_s"])
+    table.close()
     Path(args.output).mkdir(exist_ok=True)
 
 

@@ -62,16 +62,13 @@ Usage::
         --columns ci-split-iris
 """
 
-import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks import _harness as harness
 from skcl import SIClassifier
 from skcl._gradient.consolidation import PathIntegral
 from skcl._gradient.consolidation.base import consolidation
@@ -113,16 +110,17 @@ def spread(args):
     columns = columns_for(args.columns, args.model)
     rows = []
     for sequence, model in columns:
-        start = time.perf_counter()
-        column, _ = run_column(sequence, model, methods, random_state=args.seed,
-                               n_seeds=args.seeds, n_jobs=args.n_jobs)
-        print(f"{column_label(sequence, model)}: {time.perf_counter() - start:.0f} s for "
+        with harness.Stopwatch() as watch:
+            column, _ = run_column(sequence, model, methods, random_state=args.seed,
+                                   n_seeds=args.seeds, n_jobs=args.n_jobs)
+        print(f"{column_label(sequence, model)}: {watch.seconds:.0f} s for "
               f"{args.seeds} seeds", flush=True)
         rows += column
     print()
     print(format_table(rows))
-    print(f"\n{'column':<13}{'method':<16}{'paper':>7}{'median':>8}{'≈paper':>8}"
-          "  chosen setting (count)")
+    table = harness.Table({"column": "<12", "method": "<15", "paper": ">7.2f",
+                           "median": ">7.2f", "≈paper": ">7", " chosen setting (count)": ""},
+                          args.csv, title="")
     n_test_min = {key: min(len(y) for _, y in SEQUENCES[key].loader().test)
                   for key in dict(columns)}
     for cell in summarize(rows):
@@ -140,10 +138,9 @@ def spread(args):
         sample = 100 / (len(group[0]["test_task_accuracies"]) * n_test_min[cell["sequence"]])
         near = ("–" if paper is None
                 else f"{np.sum(np.abs(tests - paper) <= sample + 1e-3)}/{len(tests)}")
-        print(f"{cell['column']:<13}{cell['method']:<16}"
-              f"{'–' if paper is None else f'{paper:.2f}':>7}{cell['test_median']:8.2f}"
-              f"{near:>8}  "
-              + " ".join(f"{k}({v})" for k, v in sorted(chosen.items(), key=lambda kv: -kv[1])))
+        table.row(cell["column"], cell["method"], paper, cell["test_median"], near,
+                  " ".join(f"{k}({v})" for k, v in sorted(chosen.items(), key=lambda kv: -kv[1])))
+    table.close()
 
 
 def _command(args, n_seeds, output):
@@ -158,10 +155,11 @@ def _command(args, n_seeds, output):
 
 
 def _timed(args, n_seeds, output):
-    start = time.perf_counter()
-    subprocess.run(_command(args, n_seeds, output), check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-    return time.perf_counter() - start
+    """Seconds of one ``skcl reproduce`` in a fresh process (the wall time, child included)."""
+    out = harness.run_isolated(_command(args, n_seeds, output))
+    if not out.ok:
+        raise SystemExit(f"skcl reproduce failed: {out.why}")
+    return out.seconds
 
 
 def timing(args):
@@ -180,7 +178,7 @@ def timing(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
     parser.add_argument("--columns", default="classical",
@@ -197,6 +195,7 @@ def main():
     parser.add_argument("--no-warmup", action="store_true",
                         help="--timing without the warm-up run")
     args = parser.parse_args()
+    print(harness.machine_line())
     if args.timing:
         timing(args)
     else:

@@ -9,7 +9,6 @@ repository root, so that ``python -m skcl`` is this checkout's::
     PYTHONPATH=. python benchmarks/timing/bench_cli_startup.py [--repeats N]
 """
 
-import subprocess
 import sys
 
 from benchmarks import _harness as harness
@@ -27,7 +26,9 @@ class CommandStartup:
                      else [sys.executable, "-m", "skcl", *words[1:]])
 
     def time_command(self, command):
-        subprocess.run(self.argv, check=True, stdout=subprocess.DEVNULL)
+        out = harness.run_isolated(self.argv)
+        if not out.ok:
+            raise RuntimeError(f"{command}: {out.why}")
 
 
 if __name__ == "__main__":
