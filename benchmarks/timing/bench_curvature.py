@@ -268,10 +268,9 @@ def main():
 
 
 def curvature_table(rows, refused):
-    print(f"1. Task curvature (after compilation; the second run where the first took < 5 s) "
-          f"and peak memory, {rows:,} rows")
-    header = f"{'n_params':>8} {'kind':<17}" + "".join(f"{s:>22}" for s in STRUCTURES)
-    print(header)
+    table = harness.Table({"n_params": ">8,", "kind": "<17", **{s: ">21" for s in STRUCTURES}},
+                          title=f"1. Task curvature (after compilation; the second run where "
+                                f"the first took < 5 s) and peak memory, {rows:,} rows")
     for f, k in SIZES:
         for kind in KINDS:
             cells = []
@@ -281,8 +280,7 @@ def curvature_table(rows, refused):
                     continue
                 cells.append(_cell(run({"what": "curvature", "features": f, "classes": k,
                                         "rows": rows, "kind": kind, "structure": structure})))
-            print(f"{n_params(f, k):8,d} {kind:<17}" + "".join(f"{c:>22}" for c in cells),
-                  flush=True)
+            table.row(n_params(f, k), kind, *cells)
     for (f, k), message in refused.items():
         if message:
             print(f"P = {n_params(f, k):,}: MemoryError: {message}")
@@ -290,10 +288,11 @@ def curvature_table(rows, refused):
 
 
 def autodiff_table(rows, sizes):
-    print(f"2. Full Hessian, {rows:,} rows: automatic differentiation (Jacobian of the "
-          "gradient, minibatches of 64) vs the closed form")
-    print(f"{'n_params':>8} {'closed form s':>14} {'autodiff s':>11} {'ratio':>7} "
-          f"{'autodiff MB':>12}")
+    table = harness.Table({"n_params": ">8,", "closed form s": ">13.3f", "autodiff s": ">10.3f",
+                           "ratio ×": ">7.0f", "autodiff MB": ">11.0f"},
+                          title=f"2. Full Hessian, {rows:,} rows: automatic differentiation "
+                                "(Jacobian of the gradient, minibatches of 64) vs the closed "
+                                "form")
     for f, k in sizes:
         closed, auto = (
             run({"what": "curvature", "features": f, "classes": k, "rows": rows,
@@ -301,18 +300,18 @@ def autodiff_table(rows, sizes):
             for method in ("closed_form", "autodiff")
         )
         if "error" in closed or "error" in auto:
-            print(f"{n_params(f, k):8,d} {closed.get('error', '')} {auto.get('error', '')}")
+            table.failed(n_params(f, k), why=f"{closed.get('error', '')} {auto.get('error', '')}")
             continue
-        print(f"{n_params(f, k):8,d} {closed['time_s']:14.3f} {auto['time_s']:11.3f} "
-              f"{auto['time_s'] / closed['time_s']:7.0f}× {auto['peak_mb']:12.0f}", flush=True)
+        table.row(n_params(f, k), closed["time_s"], auto["time_s"],
+                  auto["time_s"] / closed["time_s"], auto["peak_mb"])
     print()
 
 
 def epoch_table(rows, refused):
-    print(f"3. One epoch on task 2 ({rows:,} rows, minibatches of 64), AQC vs fine-tuning "
-          "(steady time of the jitted loop)")
     methods = ("fine-tuning", "full", "kron", "diag")
-    print(f"{'n_params':>8}" + "".join(f"{m:>24}" for m in methods))
+    table = harness.Table({"n_params": ">8,", **{m: ">23" for m in methods}},
+                          title=f"3. One epoch on task 2 ({rows:,} rows, minibatches of 64), AQC "
+                                "vs fine-tuning (the jitted loop's run after its warm-up)")
     for f, k in SIZES:
         results = {}
         for method in methods:
@@ -332,7 +331,7 @@ def epoch_table(rows, refused):
                 cells.append(f"{ft:.3f} s {result['peak_mb']:5.0f} MB")
             else:
                 cells.append(f"{result['time_s']:.3f} s = {result['time_s'] / ft:4.1f}×")
-        print(f"{n_params(f, k):8,d}" + "".join(f"{c:>24}" for c in cells), flush=True)
+        table.row(n_params(f, k), *cells)
     print()
 
 
@@ -350,22 +349,22 @@ def sequence_table(rows):
 
 
 def floor_table(rows):
-    print(f"5. Closed-form full Hessian vs plain matrix products of the same FLOP count "
-          f"and shapes, {rows:,} rows (each the second run of a compiled program, both in "
-          f"one process each, run one after the other)")
-    print(f"{'n_params':>8} {'GFLOP':>8} {'closed form s':>14} {'products s':>11} "
-          f"{'ratio':>6} {'GFLOP/s':>8}")
+    table = harness.Table({"n_params": ">8,", "GFLOP": ">8.0f", "closed form s": ">13.2f",
+                           "products s": ">10.2f", "ratio ×": ">7.2f", "GFLOP/s": ">8.1f"},
+                          title=f"5. Closed-form full Hessian vs plain matrix products of the "
+                                f"same FLOP count and shapes, {rows:,} rows (each the second "
+                                "run of a compiled program, both in one process each, run one "
+                                "after the other)")
     for f, k in SIZES[:3]:
         cfg = {"features": f, "classes": k, "rows": rows}
         gemm = run({**cfg, "what": "gemm"})
         closed = run({**cfg, "what": "curvature", "kind": "hessian", "structure": "full",
                       "method": "closed_form"})
         if "error" in gemm or "error" in closed:
-            print(f"{n_params(f, k):8,d} {gemm.get('error', '')} {closed.get('error', '')}")
+            table.failed(n_params(f, k), why=f"{gemm.get('error', '')} {closed.get('error', '')}")
             continue
-        print(f"{n_params(f, k):8,d} {gemm['flop'] / 1e9:8.0f} {closed['time_s']:14.2f} "
-              f"{gemm['time_s']:11.2f} {closed['time_s'] / gemm['time_s']:5.2f}× "
-              f"{gemm['flop'] / 1e9 / gemm['time_s']:8.1f}", flush=True)
+        table.row(n_params(f, k), gemm["flop"] / 1e9, closed["time_s"], gemm["time_s"],
+                  closed["time_s"] / gemm["time_s"], gemm["flop"] / 1e9 / gemm["time_s"])
     print()
 
 
@@ -374,10 +373,11 @@ def mlp_table(rows):
 
     import numpy as np
 
-    print(f"6. The field's MLP 784-400-400-10 (648,010 parameters), one task of {rows:,} rows: "
-          "S_n factored through the outputs vs per-sample pre-activation Jacobians")
-    print(f"{'kind':<17} {'structure':<9} {'factored s':>11} {'Jacobians s':>12} {'ratio':>7} "
-          f"{'max rel. diff':>14}")
+    table = harness.Table({"kind": "<17", "structure": "<9", "factored s": ">11.2f",
+                           "Jacobians s": ">12.2f", "ratio ×": ">7.0f", "max rel. diff": ">14.1e"},
+                          title=f"6. The field's MLP 784-400-400-10 (648,010 parameters), one "
+                                f"task of {rows:,} rows: S_n factored through the outputs vs "
+                                "per-sample pre-activation Jacobians")
     cfg = {"what": "curvature", "features": 784, "hidden": [400, 400], "classes": 10,
            "rows": rows}
     with tempfile.TemporaryDirectory() as folder:
@@ -390,11 +390,12 @@ def mlp_table(rows):
                 values.append(np.load(path) if "error" not in results[-1] else None)
             fast, slow = results
             if "error" in fast or "error" in slow:
-                print(f"{kind:<17} {structure:<9} {fast.get('error', '')} {slow.get('error', '')}")
+                table.failed(kind, structure,
+                             why=f"{fast.get('error', '')} {slow.get('error', '')}")
                 continue
             diff = np.max(np.abs(values[0] - values[1])) / np.max(np.abs(values[1]))
-            print(f"{kind:<17} {structure:<9} {fast['time_s']:11.2f} {slow['time_s']:12.2f} "
-                  f"{slow['time_s'] / fast['time_s']:6.0f}× {diff:14.1e}", flush=True)
+            table.row(kind, structure, fast["time_s"], slow["time_s"],
+                      slow["time_s"] / fast["time_s"], diff)
     print()
 
 

@@ -162,7 +162,8 @@ def shapes_table():
           "process with JAX's caches cleared before each variant; FCNN(16), 100 epochs, "
           "batch 16. Before: one training loop compiled per task size; after: small tasks "
           "padded to shared sizes")
-    print(f"   {'method':<22} {'variant':<18} {'task s':>20} {'total s':>8} {'loops':>6}")
+    table = harness.Table({"   method": "<25", "variant": "<18", "task s": ">20",
+                           "total s": ">8.2f", "loops": ">6"})
     pad_max = minibatches.PAD_MAX
     for cls in (FineTuningClassifier, AQCClassifier, JointClassifier):
         thetas = []
@@ -179,9 +180,9 @@ def shapes_table():
             finally:
                 minibatches.PAD_MAX = pad_max
             thetas.append(clf.theta_)
-            print(f"   {cls.__name__:<22} {label:<18} {' '.join(f'{t:6.2f}' for t in times):>20} "
-                  f"{sum(times):>8.2f} {training._minimize._cache_size():>6}")
-        print(f"   {'':<22} θ*_T bit-identical: {np.array_equal(*thetas)}")
+            table.row(f"   {cls.__name__}", label, " ".join(f"{t:6.2f}" for t in times),
+                      sum(times), training._minimize._cache_size())
+        table.row("", f"θ*_T bit-identical: {np.array_equal(*thetas)}")
 
 
 def nc_table(quick):
