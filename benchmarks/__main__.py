@@ -10,7 +10,8 @@ A script's own classes alone: ``PYTHONPATH=. python benchmarks/timing/bench_core
 """
 
 import importlib
-import pkgutil
+import re
+from pathlib import Path
 
 from benchmarks import _harness, timing
 
@@ -18,9 +19,13 @@ from benchmarks import _harness, timing
 def main(argv=None):
     args = _harness.class_parser(__doc__).parse_args(argv)
     classes = []
-    for info in sorted(pkgutil.iter_modules(timing.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"benchmarks.timing.{info.name}")
-        classes += _harness.benchmark_classes(module)
+    for path in sorted(Path(timing.__path__[0]).glob("bench_*.py")):
+        # Only the modules that define benchmark methods are imported: a
+        # script may set its process up on import (bench_compile turns the
+        # compilation cache off).
+        if re.search(r"def (time|peakmem)_", path.read_text()):
+            module = importlib.import_module(f"benchmarks.timing.{path.stem}")
+            classes += _harness.benchmark_classes(module)
     _harness.run_benchmarks(classes, args)
 
 

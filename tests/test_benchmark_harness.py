@@ -63,7 +63,9 @@ def test_the_timer_is_the_median_after_one_untimed_warm_up():
 
     timing = _harness.timeit(fn, repeats=3)
     assert len(calls) == 4 and len(timing.runs) == 3
-    assert 0.03 <= timing.median < 0.05 and timing.max < 0.2
+    # The warm-up is timed apart ("first"), never in the median.
+    assert timing.first >= 0.2 and max(timing.runs) < 0.2
+    assert 0.03 <= timing.median < 0.05 and timing.min >= 0.01
     assert timing.min <= timing.median <= timing.max
     assert timing.meaning == "median of 3 run(s) after one warm-up, wall clock"
     cold = _harness.timeit(lambda: None, repeats=2, warmup=False)
@@ -81,3 +83,27 @@ def test_the_parser_adds_only_the_shared_options_asked_for(monkeypatch):
 def test_the_machine_line_names_the_versions():
     line = _harness.machine_line()
     assert line.startswith("# ") and "CPUs" in line and "numpy" in line and "Python" in line
+
+
+class _Sleep:
+    """A benchmark class in asv's form, for the class runner."""
+
+    params = [[0.001, 0.002], ["a"]]
+    quick_params = [[0.001], ["a"]]
+
+    def setup(self, seconds, label):
+        self.seconds = seconds
+
+    def time_sleep(self, seconds, label):
+        time.sleep(self.seconds)
+
+
+def test_the_class_runner_times_each_case_and_writes_its_table(tmp_path, capsys):
+    args = _harness.class_parser("Doc.").parse_args(
+        ["--quick", "--repeats", "2", "--csv", str(tmp_path / "t.csv")])
+    _harness.run_benchmarks([_Sleep], args)
+    rows = _harness.read_csv(tmp_path / "t.csv")
+    assert [(r["benchmark"], r["params"]) for r in rows] == [
+        ("test_benchmark_harness._Sleep.time_sleep", "0.001, a")]
+    assert 0.001 <= rows[0]["min s"] <= rows[0]["median s"] <= rows[0]["max s"]
+    assert "first: the warm-up call" in capsys.readouterr().out

@@ -10,7 +10,8 @@ hyperparameter grid):
   0) and one hidden layer of 4.
 * ``AQCHessian``: AQC's Hessian of the NLL for softmax regression, 1,024
   samples, batch 64, closed form against autodiff (the Jacobian of the
-  gradient), by (features, classes).
+  gradient), by (features, classes): its time, and the peak memory of a
+  fresh process that computes it once.
 
 Run::
 
@@ -68,6 +69,9 @@ class AQCHessian:
     def time_hessian(self, size, method):
         task_curvature(self.model, "hessian", "full", self.theta, self.X, self.y, self.w,
                        batch_size=64, method=method).matrix.block_until_ready()
+
+    def peakmem_hessian(self, size, method):
+        self.time_hessian(size, method)
 
 
 if __name__ == "__main__":
