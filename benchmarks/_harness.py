@@ -7,13 +7,11 @@ of its own:
   ``$SKCL_DATA_DIR``), ``--repeats``, ``--quick`` and ``--csv``, each
   added where the script uses it; a script registers its own options on
   the parser it gets back.
-* :func:`timeit`, the timer, with one meaning: **one untimed warm-up call,
-  then the median of ``repeats`` timed calls** (wall clock,
-  ``time.perf_counter``), min and max kept beside it. ``warmup=False``
-  is for what only the first call shows (a compilation, a cold start),
-  and says so in :attr:`Timing.meaning`. :class:`Stopwatch` times one
-  block once: a phase of a run that cannot be repeated (a 1,000-second
-  fit, a fresh process).
+* :func:`timeit`, the timer, with one meaning: **one warm-up call (timed
+  apart, ``first``), then the median of ``repeats`` timed calls** (wall
+  clock, ``time.perf_counter``), min and max kept beside it.
+  :class:`Stopwatch` times one block once: what cannot be repeated (a
+  phase of a 1,000-second run, a fresh process, a cold compilation).
 * :func:`machine_line`: the machine and the versions, one ``#`` line.
 * :func:`call_isolated` / :func:`run_isolated`: a function (or a
   command) in a fresh Python process. A child that fails, times out or is
@@ -21,9 +19,11 @@ of its own:
   SIGKILL) comes back as an :class:`Outcome` whose ``why`` says so; the
   caller prints it as a row and goes on.
 * :class:`Table`: rows printed as they come (aligned text, or Markdown
-  for a docs page), and the same
-  rows written to CSV at the end (``--csv``); :func:`read_csv` reads
-  them back.
+  for a docs page), and the same rows written to CSV at the end
+  (``--csv``); :func:`read_csv` reads them back.
+* :func:`run_benchmarks`: benchmark classes in asv's form (``setup``,
+  ``time_*``, ``peakmem_*``), timed and printed as one table
+  (``python -m benchmarks``).
 """
 
 import argparse
@@ -47,8 +47,6 @@ from pathlib import Path
 
 #: The repository's root: a child process imports ``benchmarks`` from here.
 ROOT = Path(__file__).resolve().parent.parent
-#: An option's help that keeps it out of ``--help`` (a child's entry point).
-HIDDEN = argparse.SUPPRESS
 #: An option's action for ``--x`` / ``--no-x``.
 ON_OFF = argparse.BooleanOptionalAction
 _VERSIONS = ("numpy", "scipy", "scikit-learn", "jax", "torch")
