@@ -10,6 +10,7 @@ regression (SR: the GGN equals the Hessian there) and the paper's FCNN.
 
 from benchmarks import _harness as harness
 from skcl import reproduce as rp
+from skcl.reproduce._sequences import column_label
 
 COLUMNS = rp.columns_for("classical")
 KINDS = ("hessian", "ggn", "empirical_fisher")
@@ -30,7 +31,7 @@ def main():
     for sequence, model in COLUMNS:
         column_rows, _ = rp.run_column(sequence, model, ewc + methods)
         rows += column_rows
-    labels = [rp.column_label(s, m) for s, m in COLUMNS]
+    labels = [column_label(s, m) for s, m in COLUMNS]
     table = harness.Table({"method": "<29", **{label: ">10" for label in labels}}, args.csv,
                           title=f"Test final average accuracy (%), λ chosen on validation; "
                                 f"{clock.seconds:.0f} s in all")

@@ -76,13 +76,15 @@ from skcl.reproduce import (
     METHODS,
     SEQUENCES,
     Method,
-    column_label,
     columns_for,
     format_table,
     run_column,
     select_methods,
     summarize,
 )
+
+# column_label left skcl.reproduce's public names; the runner still uses it.
+from skcl.reproduce._sequences import column_label
 
 
 @consolidation()
