@@ -11,7 +11,7 @@ and the domain-incremental (DI: even vs odd) Split MNIST are learned.
 **Offline stand-in:** the paper pre-trains on EMNIST Letters, which is not
 available here, so this example pre-trains on **Fashion-MNIST** — a less
 similar task, which transfers worse to digits (see the benchmark
-``benchmarks/bench_split_mnist.py`` for the measured gap and where it comes
+``benchmarks/accuracy/bench_split_mnist.py`` for the measured gap and where it comes
 from). ``skcl reproduce mnist --pretrain fashion-mnist`` runs the same
 protocol for all nine methods of Table I.
 

@@ -160,7 +160,7 @@ def test_pixel_column_on_real_mnist(shared_data_dir, monkeypatch):
 def test_randumb_refuses_up_front_where_the_loaded_openblas_crashes(monkeypatch):
     # RanDumb's model runs scikit-learn's M-column products and Choleskys,
     # which OpenBLAS's threaded syrk (0.3.29 to 0.3.34) segfaults on above
-    # DIRECT_MAX_COLUMNS (benchmarks/bench_openblas_crash.py). The limit is
+    # DIRECT_MAX_COLUMNS (benchmarks/timing/bench_openblas_crash.py). The limit is
     # shrunk here, the library reported as the crashing one and then as sound.
     data = load_ci_split_wine()
     (X0, y0), (X1, y1) = data.train[:2]

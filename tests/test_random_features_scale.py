@@ -10,6 +10,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.utils import check_random_state
 
 import skcl.feature_extraction._random_features as rf
+from benchmarks._data import topic_documents
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl.feature_extraction import RandomFeatures
 from skcl.feature_extraction._random_features import transform_memory_bytes
@@ -162,30 +163,6 @@ def test_hashed_text_through_random_features_learns_a_sequence_from_csr():
 
 # ------------------------------------------------------------ defaults on text and pixels
 
-def _topic_documents(per_topic=100, seed=0):
-    """Six topics' documents, as the issue's reproducer: words of a topic among shared ones.
-
-    Synthetic text (no corpus is available offline): each word of a
-    document of 50 to 200 is, with probability 0.2, one of its topic's 100
-    words, else one of 5,000 shared words of Zipf frequencies. The real
-    text streams (scipy's docstrings by subpackage) are in
-    ``benchmarks/bench_random_features_defaults.py``.
-    """
-    rng = np.random.default_rng(seed)
-    zipf = 1.0 / np.arange(1, 5001)
-    zipf /= zipf.sum()
-    docs, labels = [], []
-    for topic in range(6):
-        for _ in range(per_topic):
-            length = rng.integers(50, 200)
-            own = rng.random(length) < 0.2
-            shared = rng.choice(5000, size=length, p=zipf)
-            docs.append(" ".join(f"t{topic}w{rng.integers(100)}" if mine else f"c{word}"
-                                 for mine, word in zip(own, shared)))
-            labels.append(topic)
-    return np.array(docs, dtype=object), np.array(labels)
-
-
 def _faa(tasks, tests, features, classes):
     """FAA of both exact classifiers at their defaults, learned task by task."""
     features.fit(tasks[0][0])
@@ -203,7 +180,9 @@ def test_default_features_learn_a_hashed_text_stream():
     # at its defaults: three class-incremental tasks of two topics. The
     # cosine features of s = √2 scored 0.920 / 0.900 here (issue 50: 0.857
     # / 0.897 on the reporter's stream); sparse rows now get s = 0.3: 0.987 / 0.993.
-    docs, y = _topic_documents()
+    # Synthetic text (no corpus offline), the stream the benchmark learns
+    # too; the real text streams are in its scipy-docstring rows.
+    docs, y = topic_documents()
     H = HashingVectorizer(n_features=2**14).transform(docs)
     test = np.arange(len(y)) % 4 == 0
     tasks = [(H[~test & (y // 2 == t)], y[~test & (y // 2 == t)]) for t in range(3)]

@@ -25,7 +25,7 @@ rounding errs relative to the scatter W, not to the raw second moment (the
 offset that makes the textbook formula lose everything), and the float64
 merge keeps the error of one block whatever the number of blocks. The
 means and Σ_g t_g t_gᵀ / n_g stay float64 throughout. Measured on CI Split
-MNIST pixels (``benchmarks/bench_exact_device.py``: 2,000 random features
+MNIST pixels (``benchmarks/timing/bench_exact_device.py``: 2,000 random features
 of the first task's 10,132 rows), the float32 scheme's scatter is within
 5.3e-7 of the float64 sums relative to their largest entry, and each
 diagonal entry within 3.7e-6 of itself: float32's rounding; see the

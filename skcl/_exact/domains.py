@@ -8,7 +8,7 @@ When the tasks are unrelated domains (Permuted MNIST: random features of
 a permuted image are other random features, the permutation composing
 with the projection) that pools ten different feature distributions,
 and the one covariance fits none of them: one domain alone scores 94.95 %
-where ten score 92.01 % (issue 47, ``benchmarks/bench_exact_domains.py``).
+where ten score 92.01 % (issue 47, ``benchmarks/accuracy/bench_exact_domains.py``).
 
 Here the components opened by run r share a covariance of their own,
 

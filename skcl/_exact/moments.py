@@ -222,7 +222,7 @@ class ShiftedSums:
 # OpenBLAS's threaded syrk (0.3.30 in SciPy's wheel, 0.3.31 in numpy's)
 # segfaults for AᵀA from 16,384 columns at 1,342-2,048 rows (and at 20,000
 # with 256 rows, 30,000 with 64): .openblas and
-# benchmarks/bench_openblas_crash.py. Wider products than every probe ran
+# benchmarks/timing/bench_openblas_crash.py. Wider products than every probe ran
 # are built from blocks, whatever the BLAS.
 _SYRK_MAX_COLUMNS = DIRECT_MAX_COLUMNS
 _GRAM_BLOCK = 8_192

@@ -3,7 +3,7 @@
 OpenBLAS 0.3.30 (SciPy 1.17's wheel) and 0.3.31 (numpy 2.4's) segfault
 in their threaded syrk (AᵀA, and LAPACK's Cholesky, whose trailing
 updates are that syrk) for wide matrices: on two threads, measured by
-``benchmarks/bench_openblas_crash.py``, from 16,384 columns at 1,342 and
+``benchmarks/timing/bench_openblas_crash.py``, from 16,384 columns at 1,342 and
 2,048 rows (15,000 and 14,000 ran), from 20,000 at 256 rows (18,000 ran)
 and at 30,000 with as few as 16 rows (25,000 ran); numpy's and scipy's
 Choleskys from 16,384 (14,000 ran). One thread never crashed. The

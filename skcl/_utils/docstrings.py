@@ -144,9 +144,9 @@ _SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}":
 
 #: Test final average accuracy (%) at each estimator's defaults, no
 #: validation sequence, with each column's training settings: CI Split Iris
-#: and Wine (benchmarks/bench_exact_classical.py, mean of seeds 0–4, 2 CPU
+#: and Wine (benchmarks/accuracy/bench_exact_classical.py, mean of seeds 0–4, 2 CPU
 #: cores), CI and DI Split MNIST on the features of a cnn4 pre-trained on
-#: Fashion-MNIST (benchmarks/bench_exact_features.py, seed 0, one H100).
+#: Fashion-MNIST (benchmarks/accuracy/bench_exact_features.py, seed 0, one H100).
 _MEASURED_AT_DEFAULTS = {
     "JointClassifier": (96.7, 91.1, 86.4, 85.1),
     "FineTuningClassifier": (33.3, 33.3, 19.3, 54.2),

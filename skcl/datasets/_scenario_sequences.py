@@ -167,7 +167,7 @@ def load_permuted_mnist(n_tasks=10, *, root=None, download=False, random_state=P
     As in the field's code, every task is permuted, the first too. Each
     task is a view of the shared images that permutes the rows read from
     it (``X[i:j]``, ``X[indices]``, ``np.asarray(X)``), so ten tasks do not
-    hold ten copies. Measured (``benchmarks/bench_permuted_memory.py``,
+    hold ten copies. Measured (``benchmarks/timing/bench_permuted_memory.py``,
     numpy 2.4, x86-64): loading 10 tasks of MNIST keeps 58 MiB of Python
     allocations (``tracemalloc``: the 70,000 base images, labels and
     permutations) after a peak of 99 MiB while the files are read and

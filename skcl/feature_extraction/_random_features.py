@@ -68,7 +68,7 @@ _AUTO_SCALE = {"relu": 1.0, "tanh": 1.0, "cos": float(np.sqrt(2.0))}
 # bag-of-words text: about 0.01; pixels: 0.17 to 0.5; tabular: 1) get
 # nearly linear random Fourier features, s = 0.3 (γ = 0.045/(Dσ²)): on
 # hashed text FAA rose as s fell from √2 to 0.3, where on MNIST pixels it
-# fell below 0.7 (benchmarks/bench_random_features_defaults.py).
+# fell below 0.7 (benchmarks/accuracy/bench_random_features_defaults.py).
 _SPARSE_ROWS = 0.05
 _AUTO_SCALE_SPARSE_COS = 0.3
 
@@ -151,7 +151,7 @@ class RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     -----
     The default activation: on CI Split MNIST and Fashion-MNIST pixels at
     M = 2,000, learned task by task by either exact classifier at its
-    defaults (``benchmarks/bench_feature_units.py``), random Fourier
+    defaults (``benchmarks/accuracy/bench_feature_units.py``), random Fourier
     features were 0.13 to 0.33 points more accurate than ReLU features;
     they are also RanDumb's.
 

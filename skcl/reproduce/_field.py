@@ -43,7 +43,7 @@ SMALL = dict(learning_rate=1e-3, n_epochs=10)
 #: The field's strengths, (EWC λ, online EWC λ, online EWC γ, SI c), per
 #: experiment and scenario (its ``params/param_values.py``). The domain- and
 #: class-IL values of Split MNIST and Permuted MNIST's domain-IL are those
-#: ``benchmarks/bench_field_scenarios.py`` runs; the task-IL ones and
+#: ``benchmarks/accuracy/bench_field_scenarios.py`` runs; the task-IL ones and
 #: Permuted MNIST's class-IL are recalled from the same file, which is not
 #: obtainable here (not checked). Rotated MNIST takes Permuted MNIST's.
 STRENGTHS = {

@@ -1,0 +1,1 @@
+"""The benchmarks: a shared harness, timing benchmarks and accuracy experiments."""

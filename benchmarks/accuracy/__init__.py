@@ -1,0 +1,1 @@
+"""Accuracy experiments: scripts whose tables the docs and ``skcl reproduce`` cite."""

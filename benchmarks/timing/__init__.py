@@ -1,0 +1,1 @@
+"""Timing and memory benchmarks: classes run by ``python -m benchmarks``, and scripts."""
