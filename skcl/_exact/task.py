@@ -21,7 +21,7 @@ import numpy as np
 
 from .backend import resolve_backend
 from .holdout import HeldoutRule
-from .moments import ShiftedSums, merge
+from .moments import ShiftedSums, finite_moments, float32_products, merge
 
 __all__ = ["dask_task_moments", "moments_of_rows", "task_moments"]
 
@@ -70,7 +70,9 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         host's up to the order of the additions); "auto" as
         :func:`~.backend.resolve_backend`.
     precision : {"auto", "float64", "float32"}, default="auto"
-        The device's products (see :mod:`~.device`); ignored by numpy.
+        The device's products (see :mod:`~.device`); ignored by numpy,
+        whose rule is :func:`~.moments.float32_products` (float32 rows in
+        float32 blocks added into float64 sums, float64 rows in float64).
 
     Returns
     -------
@@ -108,7 +110,7 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
     # A NaN or an infinity anywhere in X reaches its group's mean and the
     # scatter: checking those spares a pass over X.
     for moments in (learned, held):
-        if not (np.isfinite(moments.means).all() and np.isfinite(moments.scatter).all()):
+        if not finite_moments(moments):
             raise ValueError("Input X contains NaN or infinity (or values too large to square).")
     return learned, held
 
@@ -119,12 +121,13 @@ def _host_shifted_sums(X, groups, weights, n_groups, rule, per_group_scatter, ch
     root = None if np.all(weights == 1) else np.sqrt(weights)
     references = _references(X, groups, n_groups)
     step = int(chunk_rows or _chunk_rows(d))
-    n_workers, step = _workers(n, d, step, n_groups if per_group_scatter else 0)
+    float32 = float32_products(X, weights)
+    n_workers, step = _workers(n, d, step, n_groups if per_group_scatter else 0, float32)
     starts = range(0, n, step)
 
     def sums_of(chunk_starts):
         return _chunk_sums(X, groups, weights, root, references, rule, chunk_starts, step,
-                           per_group_scatter)
+                           per_group_scatter, float32)
 
     if n_workers == 1:
         return sums_of(starts)
@@ -140,10 +143,11 @@ def _host_shifted_sums(X, groups, weights, n_groups, rule, per_group_scatter, ch
     return learned, held
 
 
-def _chunk_sums(X, groups, weights, root, references, rule, starts, step, per_group_scatter):
+def _chunk_sums(X, groups, weights, root, references, rule, starts, step, per_group_scatter,
+                float32=False):
     """The :class:`ShiftedSums` of the learned and the held-out rows of the chunks ``starts``."""
     n, d = X.shape
-    learned, held = (ShiftedSums(references, per_group_scatter) for _ in range(2))
+    learned, held = (ShiftedSums(references, per_group_scatter, float32) for _ in range(2))
     if not len(starts):
         return learned, held
     # Buffers reused by every chunk: a fresh array per chunk costs more in
@@ -174,7 +178,7 @@ def _chunk_sums(X, groups, weights, root, references, rule, starts, step, per_gr
     return learned, held
 
 
-def _workers(n_rows, n_features, step, n_group_products):
+def _workers(n_rows, n_features, step, n_group_products, float32=False):
     """How many threads share the chunks, and the rows of each one's chunks.
 
     As many as BLAS may use (so ``threadpoolctl`` and ``OMP_NUM_THREADS``
@@ -187,9 +191,9 @@ def _workers(n_rows, n_features, step, n_group_products):
         return 1, step
     d = max(int(n_features), 1)
     # Per worker: the chunk and held-out buffers (and the sorting one for
-    # each group's scatter), and both sides' D×D sums.
+    # each group's scatter), and both sides' D×D sums (and float32 products).
     per_row = (3 if n_group_products else 2) * d
-    fixed = 2 * d * d * (1 + n_group_products)
+    fixed = 2 * d * d * (1 + n_group_products) + (d * d if float32 else 0)
     for workers in range(min(_blas_threads(), -(-n_rows // step)), 1, -1):
         rows = min(step, (_SCRATCH_VALUES // workers - fixed) // per_row)
         if rows >= d:
