@@ -150,6 +150,8 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--old", help="a worktree of earlier code, for the small calls' row")
+    parser.add_argument("--small-repeats", type=int, default=3,
+                        help="repeats of the small calls' row (0: none)")
     parser.add_argument("--no-reference", action="store_true",
                         help="skip the float64 scatter (minutes at M = 5,000)")
     args = parser.parse_args()
@@ -212,7 +214,9 @@ def main():
     if args.old:
         trees = {"before": os.path.abspath(args.old), **trees}
     measured = {name: [] for name in trees}
-    for _ in range(args.repeats):  # alternately, each in its own process
+    if not args.small_repeats:
+        return
+    for _ in range(args.small_repeats):  # alternately, each in its own process
         for name, tree in trees.items():
             measured[name] += small_calls(tree, 1)
     print()

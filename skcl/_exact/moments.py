@@ -25,7 +25,7 @@ from .openblas import DIRECT_MAX_COLUMNS
 
 __all__ = ["FLOAT32_BLOCK_ROWS", "GroupMoments", "ShiftedSums", "by_class", "class_group",
            "class_of", "coarsen", "empty_moments", "finite_moments", "float32_products", "gram",
-           "merge"]
+           "merge", "subtract_gram"]
 
 #: Rows per float32 product before it is added to its float64 sum.
 FLOAT32_BLOCK_ROWS = 1024
@@ -276,10 +276,13 @@ def subtract_gram(S, u):
     -------
     ndarray of shape (n_features, n_features)
         S itself, changed, when it is a writable C-ordered float64 array
-        (its transpose is BLAS's column-major operand; both are symmetric).
+        (its transpose is BLAS's column-major operand; both are symmetric);
+        else a copy.
     """
     if not len(u):
         return S
+    if not (S.flags.writeable and S.flags.c_contiguous and S.dtype == np.float64):
+        S = np.array(S, dtype=np.float64)  # f2py would write even a read-only array
     # BLAS's GEMM with β = 1 adds to its output: numpy's matmul would need
     # a D×D temporary for uᵀu, and its syrk is slow for a few rows.
     return blas.dgemm(-1.0, u, u, beta=1.0, c=S.T, trans_a=1, overwrite_c=1).T
