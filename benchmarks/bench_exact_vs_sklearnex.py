@@ -64,11 +64,13 @@ def many():
     for i in range(calls):
         clf.partial_fit(X[i * n:(i + 1) * n], y[i * n:(i + 1) * n], classes=classes)
     clf.coef_
+def seconds(run):
+    wall, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - wall, time.process_time() - cpu
 ratios = []
 for _ in range(int(sys.argv[1])):
-    tic = time.perf_counter(); one(); t_one = time.perf_counter() - tic
-    tic = time.perf_counter(); many(); t_many = time.perf_counter() - tic
-    ratios.append((t_one, t_many))
+    ratios.append((*seconds(one), *seconds(many)))
 print(repr(ratios))
 """
 
@@ -137,9 +139,10 @@ def scatter_error(model, tasks):
     return float(np.abs(W - reference).max() / np.abs(reference).max())
 
 
-def small_calls(tree, repeats):
-    """(one call, 200 calls) seconds per repeat, the code of ``tree`` in its own process."""
-    env = dict(os.environ, PYTHONPATH=tree)
+def small_calls(tree, repeats, threads):
+    """(one call, its CPU, 200 calls, their CPU) seconds per repeat, the code of ``tree``
+    in its own process, BLAS limited to ``threads``."""
+    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS=str(threads))
     out = subprocess.run([sys.executable, "-c", SMALL_CALLS, str(repeats)], env=env,
                          capture_output=True, text=True, check=True, cwd=tree)
     return eval(out.stdout.strip().splitlines()[-1])  # noqa: S307  (our own repr of floats)
@@ -147,11 +150,14 @@ def small_calls(tree, repeats):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[2000, 5000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--old", help="a worktree of earlier code, for the small calls' row")
     parser.add_argument("--small-repeats", type=int, default=3,
                         help="repeats of the small calls' row (0: none)")
+    parser.add_argument("--small-threads", type=int, default=1,
+                        help="BLAS threads of the small calls (1: CPU time is the work done, "
+                             "whatever the machine's load)")
     parser.add_argument("--no-reference", action="store_true",
                         help="skip the float64 scatter (minutes at M = 5,000)")
     args = parser.parse_args()
@@ -204,12 +210,21 @@ def main():
         ]
         print(f"M = {m}: skcl's scatter within {error:.1e} of float64's (relative to its "
               f"largest entry); float32 rows → float32 block products")
+    if rows:
+        print_table(rows)
+    small_rows(args)
+
+
+def print_table(rows):
     print()
     print(f"{'M':>5}  {'run':38}  {'seconds':>8}  {'× peer':>7}  {'accuracy':>8}")
     for m, name, seconds, ratio, acc in rows:
         ratio = f"{ratio:.2f}" if isinstance(ratio, float) else ""
         acc = f"{100 * acc:.2f}" if acc is not None else ""
         print(f"{m:>5}  {name:38}  {seconds:8.2f}  {ratio:>7}  {acc:>8}")
+
+
+def small_rows(args):
     trees = {"now": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     if args.old:
         trees = {"before": os.path.abspath(args.old), **trees}
@@ -218,14 +233,16 @@ def main():
         return
     for _ in range(args.small_repeats):  # alternately, each in its own process
         for name, tree in trees.items():
-            measured[name] += small_calls(tree, 1)
+            measured[name] += small_calls(tree, 1, args.small_threads)
     print()
-    print("200 partial_fit calls of 100 rows, D = 1,000, over one call on the 20,000 rows")
-    for name, pairs in measured.items():
-        one, many = np.median([p[0] for p in pairs]), np.median([p[1] for p in pairs])
-        ratio = np.median([p[1] / p[0] for p in pairs])
-        print(f"  {name:6}  one call {one:.2f} s, 200 calls {many:.2f} s, ratio {ratio:.2f}× "
-              f"(each repeat's, median of {len(pairs)})")
+    print(f"200 partial_fit calls of 100 rows, D = 1,000, over one call on the 20,000 rows "
+          f"(BLAS threads: {args.small_threads}; medians of {args.small_repeats})")
+    for name, runs in measured.items():
+        one, one_cpu, many, many_cpu = np.median(runs, axis=0)
+        wall = np.median([r[2] / r[0] for r in runs])
+        cpu = np.median([r[3] / r[1] for r in runs])
+        print(f"  {name:6}  one call {one:.2f} s ({one_cpu:.2f} s CPU), 200 calls {many:.2f} s "
+              f"({many_cpu:.2f} s CPU): {wall:.2f}× wall, {cpu:.2f}× CPU")
 
 
 if __name__ == "__main__":
