@@ -71,9 +71,10 @@ def test_device_update_equals_the_host_update(per_group_scatter, fraction, dtype
     on_device = task_moments(X, y, weights, keys, backend="jax", precision="float64",
                              **options)
     # The same rows held out, the same groups; the sums differ only by
-    # the order of the additions.
+    # the order of the additions (and, for float32 rows, by the host's
+    # float32 block products: moments.float32_products).
     for a, b in zip(host, on_device):
-        _assert_moments_equal(a, b, rtol=1e-12)
+        _assert_moments_equal(a, b, rtol=1e-12 if dtype == np.float64 else 1e-6)
     if fraction:
         assert on_device[1].total > 0
     # And both are the definitions' moments (learned and held-out rows together).

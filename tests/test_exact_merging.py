@@ -121,7 +121,10 @@ def _pipelines(features_of, cls=LeastSquaresClassifier):
 
 
 def test_pipelines_with_one_shared_feature_map_merge():
-    shared = RandomFeatures(300, random_state=0).fit(X_ALL[SHARDS[0]])  # fitted once
+    # Fitted once; float64 features, whose products are float64: the merge is
+    # then the refit to 1e-8 (float32 features' products are float32 blocks,
+    # which the shards and the refit would round differently).
+    shared = RandomFeatures(300, random_state=0, dtype="float64").fit(X_ALL[SHARDS[0]])
     merged = merge_models(_pipelines(lambda rows: shared))
     refit = Pipeline([("features", shared), ("clf", LeastSquaresClassifier())])
     union = np.concatenate(SHARDS)

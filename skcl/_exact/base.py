@@ -9,8 +9,8 @@ bookkeeping of tasks, on the backend chosen per task (:mod:`.backend`).
 
 
 import logging
-import threading
 import time
+from contextlib import contextmanager
 from numbers import Real
 
 import numpy as np
@@ -22,6 +22,8 @@ from .._utils.logging import show_skcl_logs
 from .._utils.validation import Interval, StrOptions, is_dask_array
 from .backend import BACKENDS, get_backend, resolve_backend
 from .forgetting import scaled
+from .in_place import STATE_LOCK as _STATE_LOCK
+from .in_place import merge_task, reading
 from .moments import empty_moments, merge
 from .predictive import log_normalise
 from .ranges import answerable, refuse_underflow
@@ -33,13 +35,6 @@ logger = logging.getLogger("skcl.estimators")
 
 #: The attribute holding what is derived from the solve at its first use.
 _DERIVED = "_derived_cache"
-
-#: Held while an estimator's state changes in more than one attribute (a
-#: task committed, a solve installed, a setting changed) and while a
-#: prediction copies it, so that a prediction reads one consistent state
-#: (:meth:`ExactClassifier._snapshot`). Held for microseconds, never
-#: while computing.
-_STATE_LOCK = threading.RLock()
 
 
 class ExactClassifier(BaseSequentialClassifier):
@@ -77,7 +72,7 @@ class ExactClassifier(BaseSequentialClassifier):
     drops the solve, so that it acts (and is checked) at the next use, as
     it would have before the first solve; a setting only predictions read
     (``_prediction_params``) is checked by each of them. A prediction
-    reads one copy of the state, taken at once (:meth:`_snapshot`), and
+    reads one copy of the state, taken at once (:meth:`_reading`), and
     ``partial_fit`` changes the state in one step under a lock, with the
     new task's solve left to its first use: a prediction made while
     another thread calls ``partial_fit`` on a fitted estimator is that of
@@ -112,12 +107,14 @@ class ExactClassifier(BaseSequentialClassifier):
         # Only called when normal lookup fails: a solved attribute missing
         # after partial_fit is computed now, from the moments kept.
         if (name in type(self)._solved_attributes or name == _DERIVED) and "moments_" in vars(self):
-            solved = vars(self._snapshot())
+            with self._reading() as view:
+                solved = vars(view)
             if name in solved:
                 return solved[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _snapshot(self):
+    @contextmanager
+    def _reading(self):
         """The estimator as it is now, solved: a copy that other threads do not change.
 
         The state is copied at once (under ``_STATE_LOCK``); where it has
@@ -125,21 +122,24 @@ class ExactClassifier(BaseSequentialClassifier):
         estimator too if its state is still the one copied (no task, no
         setting changed meanwhile: else the next use solves again). The
         copy, of the same class, shares every attribute's value with the
-        estimator (the derived cache included) and is never written by it.
+        estimator (the derived cache included) and is never written by it:
+        while the block runs, ``partial_fit`` adds no task into the arrays
+        it shares (:func:`~.in_place.merge_task` writes new ones then).
         """
-        with _STATE_LOCK:
-            state = dict(vars(self))
-        view = object.__new__(type(self))
-        vars(view).update(state)
-        if "moments_" in state and not all(name in state for name in self._solved_attributes):
-            type(self)._solve_now(view)
-            solved = {name: vars(view)[name] for name in self._stale_names()}
+        with reading(self):  # nothing is added in place while the copy is in use
             with _STATE_LOCK:
-                current = vars(self)
-                if current.keys() == state.keys() and all(
-                        current[name] is value for name, value in state.items()):
-                    current.update(solved)
-        return view
+                state = dict(vars(self))
+            view = object.__new__(type(self))
+            vars(view).update(state)
+            if "moments_" in state and not all(name in state for name in self._solved_attributes):
+                type(self)._solve_now(view)
+                solved = {name: vars(view)[name] for name in self._stale_names()}
+                with _STATE_LOCK:
+                    current = vars(self)
+                    if current.keys() == state.keys() and all(
+                            current[name] is value for name, value in state.items()):
+                        current.update(solved)
+            yield view
 
     @classmethod
     def _stale_names(cls):
@@ -258,16 +258,17 @@ class ExactClassifier(BaseSequentialClassifier):
         with self._backend().scope():
             learned, held = self._task_moments(X, y, sample_weight, classes)
             decay = float(getattr(self, "decay", 1.0))  # earlier rows weigh λ^(calls after)
-            moments = merge(scaled(self.moments_, decay), learned)
-            heldout = merge(scaled(self.heldout_moments_, decay), held)
-        if moments.total + heldout.total <= 0:
+            before = scaled(self.moments_, decay), scaled(self.heldout_moments_, decay)
+        if sum(moments.total for moments in (*before, learned, held)) <= 0:
             raise ValueError("Every sample weight seen so far is zero: nothing to learn from.")
         scales = [*(s * decay for s in self._task_scales), 1.0]
-        with self._backend().scope():  # a subclass's own sums decay in float64 too
-            self._commit(moments, heldout, classes, scales, {
-                "task": self.n_tasks_seen_ + 1, "n_samples": int(X.shape[0]),
-                "n_heldout": float(held.total), "time": time.perf_counter() - tic,
-            })
+        record = {"task": self.n_tasks_seen_ + 1, "n_samples": int(X.shape[0]),
+                  "n_heldout": float(held.total), "time": time.perf_counter() - tic}
+        # Checks passed: added (in place where the scatter is this estimator's
+        # alone) and committed in one step, in the backend's scope.
+        with self._backend().scope(), _STATE_LOCK:
+            moments, heldout = merge_task(self, before, (learned, held))
+            self._commit(moments, heldout, classes, scales, record)
 
     def _start_sequence(self):
         """Empty moments and task count for the sequence's first task."""
@@ -392,9 +393,8 @@ class ExactClassifier(BaseSequentialClassifier):
         return validate_data(self, X, reset=False, dtype=self._input_dtypes)
 
     def _scored(self, X, columns):
-        """A snapshot (:meth:`_snapshot`) and ``columns(snapshot, checked X)``, on its backend."""
-        view = self._snapshot()
-        with type(self)._backend(view).scope():
+        """A solved copy (:meth:`_reading`) and ``columns(copy, checked X)``, on its backend."""
+        with self._reading() as view, type(self)._backend(view).scope():
             return view, answerable(columns(view, type(self)._check_X(view, X)))
 
     def decision_function(self, X):

@@ -3,14 +3,12 @@
 A task's rows split into the rows learned from and the rows held out
 (:func:`~.holdout.heldout_rows`); each side's moments are grouped by
 (task, class) and summed about a reference point per group
-(:class:`~.moments.ShiftedSums`), so that the update is one pass over the
-rows and one matrix product. In memory they are computed chunk by chunk,
-the chunks shared among as many threads as BLAS may use, each of which
-converts, shifts and multiplies its own chunks on one core; from a Dask
-array each block's moments are computed where the block lives and merged
-pairwise up a tree by Dask (on a ``distributed`` cluster when a client is
-active), so a task larger than memory streams through, and the result is
-the in-memory one.
+(:class:`~.moments.ShiftedSums`): one pass over the rows, one matrix
+product. In memory, chunk by chunk, the chunks shared among as many
+threads as BLAS may use (each converts, shifts and multiplies its own on
+one core); from a Dask array, each block's moments where the block lives,
+merged pairwise up a tree (on a ``distributed`` cluster when a client is
+active): a task larger than memory streams through to the in-memory result.
 """
 
 import functools
@@ -21,7 +19,7 @@ import numpy as np
 
 from .backend import get_backend
 from .holdout import HeldoutRule
-from .moments import ShiftedSums, merge
+from .moments import ShiftedSums, finite_moments, float32_products, merge
 
 __all__ = ["dask_task_moments", "moments_of_rows", "task_moments"]
 
@@ -72,7 +70,9 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         held-out rows and formulas; the sums equal the host's up to the
         order of the additions.
     precision : {"auto", "float64", "float32"}, default="auto"
-        The device's products (see :mod:`~.device`); ignored by numpy.
+        The device's products (see :mod:`~.device`); ignored by numpy,
+        whose rule is :func:`~.moments.float32_products` (float32 rows in
+        float32 blocks added into float64 sums, float64 rows in float64).
 
     Returns
     -------
@@ -107,7 +107,7 @@ def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter
         # A NaN or an infinity anywhere in X reaches its group's mean and the
         # scatter: checking those spares a pass over X.
         for moments in (learned, held):
-            if not (np.isfinite(moments.means).all() and backend.all_finite(moments.scatter)):
+            if not finite_moments(moments):
                 raise ValueError(
                     "Input X contains NaN or infinity (or values too large to square).")
     return learned, held
@@ -122,8 +122,10 @@ def _shifted_sums(X, groups, weights, rows, rule, per_group_scatter, step):
     n, d = X.shape
     root = None if np.all(weights == 1) else np.sqrt(weights)
     n_workers = 1
-    if rows.parallel:
-        n_workers, step = _workers(n, d, step, rows.n_groups if per_group_scatter else 0)
+    if rows.parallel:  # the host's rows: float32 ones multiply in float32 blocks
+        rows.float32 = float32_products(X, weights)
+        n_workers, step = _workers(n, d, step, rows.n_groups if per_group_scatter else 0,
+                                   rows.float32)
         rows.step = step
     starts = range(0, n, step)
 
@@ -131,6 +133,11 @@ def _shifted_sums(X, groups, weights, rows, rule, per_group_scatter, step):
         return _chunk_sums(X, groups, weights, root, rows, rule, chunk_starts, step)
 
     if n_workers == 1:
+        if n < _FEW_ROWS and threading.current_thread() is threading.main_thread():
+            # Over before a second BLAS thread pays for waking (200 calls of
+            # 100 rows at D = 1,000: 9.0 s of CPU with two threads, 1.6 s with one).
+            with _one_blas_thread():
+                return sums_of(starts)
         return sums_of(starts)
     # Each worker converts, shifts and multiplies its own chunks on one
     # core, its product single-threaded; their sums add in a fixed order,
@@ -150,11 +157,9 @@ def _chunk_sums(X, groups, weights, root, rows, rule, starts, step):
     if not len(starts):
         return learned, held
     rows = rows.for_worker()
-    # The held-out rows (a tenth) wait in a buffer of their own, so that
-    # their product is a large one, not one small one per chunk.
+    # The held-out rows (a tenth) wait in a buffer: one large product, not one a chunk.
     pending = rows.pending(held)
-    # NaN or infinity in X is reported by the caller, in words, not as
-    # numpy's warnings (set here: numpy's error state is per thread).
+    # NaN or infinity in X is reported by the caller, in words (numpy's state is per thread).
     with np.errstate(invalid="ignore", over="ignore"):
         for start in starts:
             chunk = slice(start, start + step)
@@ -182,14 +187,15 @@ class HostRows:
     #: Whether the chunks may be shared among threads (:func:`_workers`).
     parallel = True
 
-    def __init__(self, references, per_group_scatter, step, rule):
+    def __init__(self, references, per_group_scatter, step, rule, float32=False):
         self.references, self.per_group_scatter = references, per_group_scatter
         self.n_groups, self.d = references.shape
-        self.step, self.rule = step, rule
+        self.step, self.rule, self.float32 = step, rule, float32  # moments.float32_products
 
     def for_worker(self):
         """A copy with its own buffers (the chunk's, and one to sort groups into runs)."""
-        worker = HostRows(self.references, self.per_group_scatter, self.step, self.rule)
+        worker = HostRows(self.references, self.per_group_scatter, self.step, self.rule,
+                          self.float32)
         # Buffers reused by every chunk: a fresh array per chunk costs more in
         # page faults than the copy itself.
         worker.buffer = np.empty((self.step, self.d))
@@ -197,7 +203,7 @@ class HostRows:
         return worker
 
     def sums(self):
-        return ShiftedSums(self.references, self.per_group_scatter)
+        return ShiftedSums(self.references, self.per_group_scatter, self.float32)
 
     def shifted(self, X, groups, root, rule):
         return _shifted(X, groups, root, self.references, self.buffer, rule)
@@ -213,22 +219,21 @@ class HostRows:
         return _HeldRows((_held_rows(self.d, self.buffer.shape[0]), self.d), held, self.runs)
 
 
-def _workers(n_rows, n_features, step, n_group_products):
+def _workers(n_rows, n_features, step, n_group_products, float32=False):
     """How many threads share the chunks, and the rows of each one's chunks.
 
-    As many as BLAS may use (so ``threadpoolctl`` and ``OMP_NUM_THREADS``
-    bound them too), at most one per chunk, and few enough that their
-    buffers and D×D sums stay within 512 MB (their chunks shrink to share
-    it, down to D rows). One when called from a thread other than the
-    main one (Dask's workers, say): the cores are spoken for there.
+    As many as BLAS may use (``threadpoolctl``, ``OMP_NUM_THREADS``), at
+    most one per chunk, few enough that their buffers and D×D sums stay
+    within 512 MB (chunks shrink to share it, down to D rows). One off the
+    main thread (Dask's workers, say): the cores are spoken for there.
     """
     if threading.current_thread() is not threading.main_thread():
         return 1, step
     d = max(int(n_features), 1)
     # Per worker: the chunk and held-out buffers (and the sorting one for
-    # each group's scatter), and both sides' D×D sums.
+    # each group's scatter), and both sides' D×D sums (and float32 products).
     per_row = (3 if n_group_products else 2) * d
-    fixed = 2 * d * d * (1 + n_group_products)
+    fixed = 2 * d * d * (1 + n_group_products) + (d * d if float32 else 0)
     for workers in range(min(_blas_threads(), -(-n_rows // step)), 1, -1):
         rows = min(step, (_SCRATCH_VALUES // workers - fixed) // per_row)
         if rows >= d:
@@ -298,10 +303,10 @@ def _held_rows(n_features, chunk_rows):
     return max(1, min(chunk_rows, max(_WARM_VALUES // d, d)))
 
 
-# float64 values in a buffer small enough for the allocator to reuse: 16 MB;
-# and in the largest chunk: 256 MB.
+# float64 values in a buffer the allocator reuses (16 MB), in the largest chunk (256 MB).
 _WARM_VALUES = 2**21
 _LARGEST_VALUES = 2**25
+_FEW_ROWS = 512  # rows below which a task's products run on one BLAS thread
 # float64 values in all the workers' buffers and sums together: 512 MB.
 _SCRATCH_VALUES = 2**26
 
