@@ -35,6 +35,11 @@ Adam 10⁻³, one epoch ≈ 78 iterations per task, λ = 500)::
 
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. nice -n 10 \\
         /work/venv-avalanche/bin/python benchmarks/accuracy/bench_ewc_gap.py
+    # a check that it runs (a minute): two small tasks, three of the runs
+    ... bench_ewc_gap.py --tasks 2 --rows-per-task 500 --hidden 20 \\
+        --runs "naive: avalanche" "ewc: + true fisher" "skcl ewc"
+
+``--csv PATH`` writes the runs' table to PATH too.
 """
 
 import os

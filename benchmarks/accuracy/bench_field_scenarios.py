@@ -73,6 +73,11 @@ field's budget, take hours)::
         --threads 1 --iterations 100 --scenarios split-domain split-class
     ... --scenarios permuted-domain --iterations 100 --hidden 400 \\
         --permuted-tasks 5 --permuted-size 28 --permuted-lr 1e-3 --rows-per-task 10000
+    # a check that it runs (a minute): 500 rows a task, one epoch, three methods
+    ... --scenarios split-task split-domain --iterations 4 --rows-per-task 500 \\
+        --hidden 20 --methods "avalanche ewc" "skcl ewc" "skcl gaussian (pixels)"
+
+``--csv PATH`` writes every row (method × scenario, with its budget) to PATH.
 
 EWCClassifier and OnlineEWCClassifier compute the exact diagonal Fisher
 (the GGN's), through the 10 outputs: one reverse pass per output and row.
