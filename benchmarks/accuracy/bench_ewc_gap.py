@@ -35,21 +35,20 @@ Adam 10⁻³, one epoch ≈ 78 iterations per task, λ = 500)::
 
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. nice -n 10 \\
         /work/venv-avalanche/bin/python benchmarks/accuracy/bench_ewc_gap.py
+    # a check that it runs (a minute): two small tasks, three of the runs
+    ... bench_ewc_gap.py --tasks 2 --rows-per-task 500 --hidden 20 \\
+        --runs "naive: avalanche" "ewc: + true fisher" "skcl ewc"
+
+``--csv PATH`` writes the runs' table to PATH too.
 """
 
-import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_field_scenarios as field  # noqa: E402
+from benchmarks import _harness as harness
+from benchmarks.accuracy import bench_field_scenarios as field
 
 FACTORS = ["adam reset", "swish", "lecun init", "one anchor", "true fisher", "summed loss"]
 STEPS = ["avalanche"] + [f"+ {factor}" for factor in FACTORS]
@@ -145,10 +144,10 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
         strength = lam * (B / 2 if summed or "true fisher" not in factors else 1 / 2)
         mode = dict(mode="online", decay_factor=1.0) if "one anchor" in factors else {}
         strategy = EWC(net, adam, ce, ewc_lambda=strength, **mode, **common)
-    tic = time.perf_counter()
-    for experience in bench.train_stream:
-        strategy.train(experience)
-    fit_s = time.perf_counter() - tic
+    with harness.Stopwatch() as watch:
+        for experience in bench.train_stream:
+            strategy.train(experience)
+    fit_s = watch.seconds
 
     @torch.no_grad()
     def predict(X, task=None):
@@ -168,13 +167,14 @@ def run_skcl(method, tasks, cfg, lam):
                   random_state=0)
     model = (FineTuningClassifier(**common) if method == "skcl fine-tuning"
              else EWCClassifier(N * lam, **common))
-    tic = time.perf_counter()
-    for X, y, _, _ in tasks:
-        model.partial_fit(X.astype(np.float32) / 255, y, classes=np.arange(10))
-    return time.perf_counter() - tic, lambda X, task=None: model.predict(X)
+    with harness.Stopwatch() as watch:
+        for X, y, _, _ in tasks:
+            model.partial_fit(X.astype(np.float32) / 255, y, classes=np.arange(10))
+    return watch.seconds, lambda X, task=None: model.predict(X)
 
 
 def child(name, path, cfg, lam, alone=False):
+    """One run in this (fresh) process: its accuracy %, per task, and fit seconds."""
     tasks = field.load_tasks(path)
     if name in SKCL:
         fit_s, predict = run_skcl(name, tasks, cfg, lam)
@@ -182,11 +182,11 @@ def child(name, path, cfg, lam, alone=False):
         method, step = name.split(": ")
         fit_s, predict = run_avalanche(method, step, tasks, cfg, lam, alone)
     accuracy, per_task = field.mean_accuracy(predict, tasks)
-    print(json.dumps(dict(accuracy=accuracy, per_task=per_task, fit_s=fit_s)), flush=True)
+    return dict(accuracy=accuracy, per_task=per_task, fit_s=fit_s)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--tasks", type=int, default=5)
     parser.add_argument("--rows-per-task", type=int, default=10000)
     parser.add_argument("--size", type=int, choices=(28, 32), default=28)
@@ -197,11 +197,8 @@ def main():
     parser.add_argument("--runs", nargs="+", help="names of the runs (default: all)")
     parser.add_argument("--alone", action="store_true",
                         help="each '+ factor' step changes that factor alone, not the ones before")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     cfg = dict(hidden=args.hidden, batch=128, n_epochs=args.epochs, lr=args.lr)
-    if args.child:
-        return child(args.child[0], args.child[1], cfg, float(args.child[2]), args.alone)
     runs = ([f"naive: {s}" for s in STEPS[:NAIVE_FACTORS + 1]] + SKCL[:1]
             + [f"ewc: {s}" for s in STEPS] + SKCL[1:])
     runs = args.runs or runs
@@ -215,21 +212,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "tasks.npz")
         field.save_tasks(field.permuted_mnist(args.tasks, args.size, args.rows_per_task), path)
+        table = harness.Table({"run": "<28", "accuracy %": ">10.2f", "fit s": ">7.1f",
+                               "per task %": "<"}, args.csv)
         for name in runs:
-            out = subprocess.run(
-                [sys.executable, __file__, "--tasks", str(args.tasks), "--hidden",
-                 str(args.hidden), "--epochs", str(args.epochs), "--lr", str(args.lr),
-                 *(["--alone"] if args.alone else []),
-                 "--child", name, path, str(args.ewc_lambda)],
-                capture_output=True, text=True, env=field.child_environment(1))
-            lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-            if out.returncode or not lines:
-                tail = out.stderr.strip().splitlines()
-                print(f"{name:28s} failed: {tail[-1] if tail else out.returncode}", flush=True)
-                continue
-            result = json.loads(lines[-1])
-            print(f"{name:28s} {result['accuracy']:6.2f} %  fit {result['fit_s']:6.1f} s  "
-                  f"per task {result['per_task']}", flush=True)
+            # A fresh process, one thread: a child killed by a signal is a row.
+            out = harness.call_isolated("benchmarks.accuracy.bench_ewc_gap:child", name, path,
+                                        cfg, args.ewc_lambda, args.alone,
+                                        env=field.child_environment(1))
+            if out.ok:
+                table.row(name, out.value["accuracy"], out.value["fit_s"],
+                          out.value["per_task"])
+            else:
+                table.failed(name, why=out.why)
+    table.close()
 
 
 if __name__ == "__main__":

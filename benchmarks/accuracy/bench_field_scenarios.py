@@ -69,27 +69,27 @@ one thread per process on a loaded 2-core machine; the defaults, the
 field's budget, take hours)::
 
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. nice -n 10 \\
-        /work/venv-avalanche/bin/python benchmarks/bench_field_scenarios.py \\
+        /work/venv-avalanche/bin/python benchmarks/accuracy/bench_field_scenarios.py \\
         --threads 1 --iterations 100 --scenarios split-domain split-class
     ... --scenarios permuted-domain --iterations 100 --hidden 400 \\
         --permuted-tasks 5 --permuted-size 28 --permuted-lr 1e-3 --rows-per-task 10000
+    # a check that it runs (a minute): 500 rows a task, one epoch, three methods
+    ... --scenarios split-task split-domain --iterations 4 --rows-per-task 500 \\
+        --hidden 20 --methods "avalanche ewc" "skcl ewc" "skcl gaussian (pixels)"
+
+``--csv PATH`` writes every row (method × scenario, with its budget) to PATH.
 
 EWCClassifier and OnlineEWCClassifier compute the exact diagonal Fisher
 (the GGN's), through the 10 outputs: one reverse pass per output and row.
 """
 
-import argparse
-import csv
 import json
 import os
-import platform
-import subprocess
-import sys
 import tempfile
-import time
-from pathlib import Path
 
 import numpy as np
+
+from benchmarks import _harness as harness
 
 FIELD = {  # the field's budget and network per experiment
     "split": dict(iterations=2000, batch=128, lr=1e-3, hidden=400, n_tasks=5),
@@ -257,10 +257,10 @@ def run_avalanche(method, tasks, cfg, strength):
                                 streaming_update_sigma=True, **common)
     else:
         raise ValueError(method)
-    tic = time.perf_counter()
-    for experience in bench.train_stream:
-        strategy.train(experience)
-    fit_s = time.perf_counter() - tic
+    with harness.Stopwatch() as watch:
+        for experience in bench.train_stream:
+            strategy.train(experience)
+    fit_s = watch.seconds
 
     @torch.no_grad()
     def predict(X, task=None):
@@ -381,10 +381,10 @@ def run_skcl(method, tasks, cfg, strength):
         "skcl least squares (random features)": lambda: make_pipeline(
             RandomFeatures(random_state=0), LeastSquaresClassifier()),
     }[method]()
-    tic = time.perf_counter()
-    for X, y, _, _ in tasks:
-        model.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
-    fit_s = time.perf_counter() - tic
+    with harness.Stopwatch() as watch:
+        for X, y, _, _ in tasks:
+            model.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
+    fit_s = watch.seconds
 
     def predict(X, task=None):
         if task is None:
@@ -399,15 +399,18 @@ def run_skcl(method, tasks, cfg, strength):
 
 
 def child(method, jobs):
-    """One method on each scenario in turn, in this process: one JSON line each."""
+    """One method on each scenario in turn, in the child: one JSON line each as it ends.
+
+    The scenarios done before a crash keep their rows.
+    """
     run = run_avalanche if METHODS[method][0] == "avalanche" else run_skcl
     for job in jobs:
         tasks = load_tasks(job["path"])
         fit_s, predict = run(method, tasks, job["cfg"], job["strength"])
-        tic = time.perf_counter()
-        accuracy, per_task = mean_accuracy(predict, tasks, job["cfg"].get("task_il", False))
+        with harness.Stopwatch() as watch:
+            accuracy, per_task = mean_accuracy(predict, tasks, job["cfg"].get("task_il", False))
         print(json.dumps(dict(scenario=job["scenario"], accuracy=accuracy, per_task=per_task,
-                              fit_s=fit_s, predict_s=time.perf_counter() - tic)), flush=True)
+                              fit_s=fit_s, predict_s=watch.seconds)), flush=True)
 
 
 # --------------------------------------------------------------- the table
@@ -424,15 +427,8 @@ def versions():
 
     import skcl
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"skcl {skcl.__version__}; avalanche-lib {v('avalanche-lib')}; torch {v('torch')}; "
-            f"jax {v('jax')}; numpy {np.__version__}; Python {platform.python_version()}\n"
-            f"CPU: {cpu}, {os.cpu_count()} logical cores")
+    return harness.machine_line(extra=f"skcl {skcl.__version__}; avalanche-lib "
+                                      f"{v('avalanche-lib')}")
 
 
 def budget(experiment, args, tasks, kind=None):
@@ -453,7 +449,7 @@ def budget(experiment, args, tasks, kind=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=SCENARIOS)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
     parser.add_argument("--iterations", type=int, help="per task (field: 2,000 / 5,000)")
@@ -466,11 +462,7 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="threads per child (torch, XLA, BLAS); 1 on a loaded machine")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per child")
-    parser.add_argument("--csv", type=Path, help="write the rows here")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        return child(args.child[0], json.loads(args.child[1]))
 
     try:
         import avalanche  # noqa: F401
@@ -508,12 +500,9 @@ def main():
             rows += run_method(method, jobs, have_avalanche, args.timeout, args.threads)
     print_table(rows, args.scenarios)
     if args.csv:
-        fields = ["method", "scenario", "status", "accuracy", "published", "fit_s",
-                  "epochs", "iterations", "hidden", "lr", "rows_per_task", "per_task"]
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fields, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
+        harness.write_csv(args.csv, rows, ["method", "scenario", "status", "accuracy",
+                                           "published", "fit_s", "epochs", "iterations",
+                                           "hidden", "lr", "rows_per_task", "per_task"])
         print(f"\nwrote {args.csv}")
 
 
@@ -542,27 +531,20 @@ def run_method(method, jobs, have_avalanche, timeout, threads):
             row["status"] = "avalanche not installed"
             print(f"  {row['scenario']:16s} {method:38s} {row['status']}", flush=True)
         return list(rows.values())
-    try:
-        out = subprocess.run([sys.executable, __file__, "--child", method, json.dumps(jobs)],
-                             capture_output=True, text=True, timeout=timeout,
-                             env=child_environment(threads))
-        stdout, stderr, code = out.stdout, out.stderr, out.returncode
-    except subprocess.TimeoutExpired as expired:
-        stdout, stderr, code = expired.stdout or "", f"timed out after {timeout:.0f} s", None
-        stdout = stdout.decode() if isinstance(stdout, bytes) else stdout
-    for line in stdout.splitlines():
+    # In a fresh process: a child killed by a signal (a segfault, the OOM
+    # killer) or past the timeout leaves the rows it printed and a reason.
+    out = harness.call_isolated("benchmarks.accuracy.bench_field_scenarios:child", method,
+                                jobs, timeout=timeout, env=child_environment(threads))
+    for line in out.stdout.splitlines():
         if line.startswith("{"):
             result = json.loads(line)
             rows[result["scenario"]].update(
                 status="ok", accuracy=round(result["accuracy"], 2),
                 per_task=" ".join(map(str, result["per_task"])), fit_s=round(result["fit_s"], 1))
-    if code != 0:
-        # A child killed by a signal (segfault, OOM killer) says nothing on stderr.
-        lines = stderr.strip().splitlines()
-        why = (lines[-1] if lines else f"exit status {code}")[:200]
+    if not out.ok:
         for row in rows.values():
             if row["status"] == "not run":
-                row["status"] = why
+                row["status"] = out.why[:200]
     for row in rows.values():
         shown = f"{row['accuracy']:6.2f} %" if row["status"] == "ok" else row["status"]
         print(f"  {row['scenario']:16s} {method:38s} {shown:>9s}  fit {row.get('fit_s', '-')} s"
@@ -571,8 +553,9 @@ def run_method(method, jobs, have_avalanche, timeout, threads):
 
 
 def print_table(rows, scenarios):
-    print("\naccuracy % after the last task (fit time s); published: the field's mean, full budget")
-    print(f"{'method':38s}" + "".join(f"{s:>26s}" for s in scenarios))
+    table = harness.Table({"method": "<38", **{s: ">25" for s in scenarios}},
+                          title="\naccuracy % after the last task (fit time s); published: the "
+                                "field's mean, full budget")
     for method in dict.fromkeys(r["method"] for r in rows):
         cells = []
         for s in scenarios:
@@ -584,7 +567,7 @@ def print_table(rows, scenarios):
                 cells.append(f"{r['accuracy']:.2f} ({r['fit_s']:.0f} s){pub}")
             else:
                 cells.append(r["status"][:24])
-        print(f"{method:38s}" + "".join(f"{c:>26s}" for c in cells))
+        table.row(method, *cells)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ Four tables:
    S_n by forward-mode Jacobians ("autodiff", the path before), in one
    run, and the largest relative difference between the two.
 
-Every configuration runs in its own subprocess, so that each peak memory
+Every configuration runs in a fresh process of its own, so that each peak memory
 (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is its own; the baseline
 row is a process that imported skcl and built the data, nothing else.
 

@@ -30,34 +30,36 @@
 Run::
 
     # on a GPU: M = 15,000, 25,000 and 50,000, both classifiers
-    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/bench_exact_device.py
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/timing/bench_exact_device.py
     # on a CPU, to check that it works (a few minutes)
-    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/bench_exact_device.py --quick
-    PYTHONPATH=. python benchmarks/bench_exact_device.py --update-ratio --features 1000 2000
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/timing/bench_exact_device.py --quick
+    PYTHONPATH=. python benchmarks/timing/bench_exact_device.py --update-ratio --features 1000 2000
+    # the float32 scheme's error on CI Split MNIST's first task
+    SKCL_DATA_DIR=../shared/data PYTHONPATH=. python benchmarks/timing/bench_exact_device.py \\
+        --error-features 2000
+
+Each table is printed as it comes; ``--csv PATH`` writes the first one
+printed to PATH (the error table to PATH with ``-error`` before its
+suffix).
 """
 
-import argparse
-import json
 import os
-import platform
-import subprocess
-import sys
-import time
+from pathlib import Path
 
 import numpy as np
+
+from benchmarks import _harness as harness
 
 MODELS = ("gaussian", "least-squares")
 # Rows per block of the floor's product (a task's).
 FLOOR_BLOCK_ROWS = 12_000
 
 
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        tic = time.perf_counter()
+def _once(fn):
+    """Seconds of one call of ``fn`` (the ratio's runs are interleaved, one call each)."""
+    with harness.Stopwatch() as watch:
         fn()
-        times.append(time.perf_counter() - tic)
-    return float(np.median(times))
+    return watch.seconds
 
 
 def ratio_table(n, features, n_classes, repeats, fraction):
@@ -89,15 +91,15 @@ def ratio_table(n, features, n_classes, repeats, fraction):
         def host():
             task_moments(X, y, w, keys, fraction=fraction, seed=0, per_group_scatter=False)
 
-        for fn in (update("float64"), update("float32")):
-            fn()  # compiled before timing
+        for fn in (update("float64"), update("float32"), host):
+            fn()  # the warm-up: compiled before timing
         times = {"product": [], "float64": [], "float32": [], "numpy": []}
         for _ in range(repeats):  # interleaved: the machine's noise hits all alike
-            times["product"].append(_median_time(product, 1))
-            times["float64"].append(_median_time(update("float64"), 1))
-            times["float32"].append(_median_time(update("float32"), 1))
-            times["numpy"].append(_median_time(host, 1))
-        med = {k: float(np.median(v)) for k, v in times.items()}
+            times["product"].append(_once(product))
+            times["float64"].append(_once(update("float64")))
+            times["float32"].append(_once(update("float32")))
+            times["numpy"].append(_once(host))
+        med = {k: harness.Timing(v).median for k, v in times.items()}
         rows.append((d, med))
     return rows
 
@@ -164,15 +166,14 @@ def _device_floor(n, m):
         S = add(jnp.zeros((m, m)), blocks[0])  # compiled, and warm
         chol(S).block_until_ready()
         S = jnp.zeros((m, m)).block_until_ready()
-        tic = time.perf_counter()
-        for A in blocks:
-            S = add(S, A)
-        S.block_until_ready()
-        product = time.perf_counter() - tic
+        with harness.Stopwatch() as product:
+            for A in blocks:
+                S = add(S, A)
+            S.block_until_ready()
         del blocks
-        tic = time.perf_counter()
-        chol(S).block_until_ready()
-        return product, time.perf_counter() - tic
+        with harness.Stopwatch() as cholesky:
+            chol(S).block_until_ready()
+        return product.seconds, cholesky.seconds
 
 
 def end_to_end(model, m, backend, data_dir, rows=None, test_rows=None):
@@ -195,14 +196,14 @@ def end_to_end(model, m, backend, data_dir, rows=None, test_rows=None):
     head = (GaussianDiscriminantClassifier if model == "gaussian"
             else LeastSquaresClassifier)(backend=backend)
     pipe = make_pipeline(RandomFeatures(m, random_state=0, backend=backend), head)
-    tic = time.perf_counter()
+    watch = harness.Stopwatch()  # e2e: from the first update to the last prediction
     for X, y in train:
         pipe.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
-    update = time.perf_counter() - tic
+    update = watch.seconds
     accuracy = 100 * float(np.mean([np.mean(pipe.predict(X.astype(np.float32) / 255) == y)
                                     for X, y in test]))
     result = {"model": model, "M": m, "rows": n, "backend": backend, "accuracy": accuracy,
-              "time_s": time.perf_counter() - tic, "update_s": update,
+              "time_s": watch.seconds, "update_s": update,
               "solve_s": head.solve_time_, "compile_s": compile_seconds[0]}
     if backend == "jax":
         import jax
@@ -216,92 +217,89 @@ def end_to_end(model, m, backend, data_dir, rows=None, test_rows=None):
     return result
 
 
+def _csv(args, part=""):
+    """Where a table's CSV goes: ``--csv``'s path, ``part`` before its suffix."""
+    if not args.csv:
+        return None
+    path = Path(args.csv)
+    return str(path.with_name(f"{path.stem}{part}{path.suffix}"))
+
+
 def end_to_end_table(args):
-    print(f"{'model':<14} {'M':>6} {'rows':>6} {'FAA %':>6} {'e2e s':>8} {'compile':>8} "
-          f"{'update':>8} {'solve':>7} {'floor s':>8} {'(ΦᵀΦ':>7} {'chol)':>6} "
-          f"{'× floor':>8} {'peak GB':>7}")
+    table = harness.Table(
+        {"model": "<14", "M": ">6", "rows": ">6", "FAA %": ">6.2f", "e2e s": ">8.1f",
+         "compile": ">8.1f", "update": ">8.1f", "solve": ">7.1f", "floor s": ">8.2f",
+         "(ΦᵀΦ": ">7.2f", "chol)": ">6.2f", "× floor": ">8.1f", "peak GB": ">7.1f"},
+        _csv(args))
     for m in args.components:
         for model in args.models:
-            command = [sys.executable, __file__, "--one", model, str(m), "--backend",
-                       args.backend, *(["--data-dir", args.data_dir] if args.data_dir else []),
-                       *(["--rows", str(args.rows)] if args.rows else []),
-                       *(["--test-rows", str(args.test_rows)] if args.test_rows else [])]
-            out = subprocess.run(command, capture_output=True, text=True)
-            if out.returncode:  # a child killed (out of memory, a signal) says little
-                why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
-                print(f"{model:<14} {m:>6} failed: {why}", flush=True)
+            # A fresh process: its compilations are its own; one killed (out
+            # of memory, a signal) is a row that says so.
+            out = harness.call_isolated("benchmarks.timing.bench_exact_device:end_to_end",
+                                        model, m, args.backend, args.data_dir, args.rows,
+                                        args.test_rows)
+            if not out.ok:
+                table.failed(model, m, why=out.why)
                 continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r = out.value
             product, chol = r.get("floor", (np.nan, np.nan))
             floor = product + chol
-            print(f"{model:<14} {m:>6} {r['rows']:>6} {r['accuracy']:>6.2f} {r['time_s']:>8.1f} "
-                  f"{r['compile_s']:>8.1f} {r['update_s']:>8.1f} {r['solve_s']:>7.1f} "
-                  f"{floor:>8.2f} {product:>7.2f} {chol:>6.2f} "
-                  f"{(r['time_s'] - r['compile_s']) / floor:>8.1f} "
-                  f"{r.get('peak_gb', np.nan):>7.1f}",
-                  flush=True)
+            table.row(model, m, r["rows"], r["accuracy"], r["time_s"], r["compile_s"],
+                      r["update_s"], r["solve_s"], floor, product, chol,
+                      (r["time_s"] - r["compile_s"]) / floor, r.get("peak_gb", np.nan))
+    table.close()
     print("\n× floor = (e2e − compile) / floor; e2e: the features, five updates, the solve and "
           "the test predictions")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=True, repeats=3,
+                            quick="M = 300 and 1,000 on 1,000 rows a task (a CPU check)")
     parser.add_argument("--components", type=int, nargs="+", default=[15000, 25000, 50000],
                         help="M of the end-to-end table")
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--backend", choices=["jax", "numpy"], default="jax")
-    parser.add_argument("--quick", action="store_true",
-                        help="M = 300 and 1,000 on 1,000 rows a task (a CPU check)")
     parser.add_argument("--rows", type=int, help="training (and validation) rows a task")
     parser.add_argument("--test-rows", type=int, help="test rows a task")
-    parser.add_argument("--one", nargs=2, metavar=("MODEL", "M"), help=argparse.SUPPRESS)
-    parser.add_argument("--update-ratio", action="store_true")
-    parser.add_argument("--rows-ratio", type=int, default=20000)
-    parser.add_argument("--features", type=int, nargs="+", default=[1000, 2000])
+    parser.add_argument("--update-ratio", action="store_true",
+                        help="the update on the device against the device product XᵀX")
+    parser.add_argument("--rows-ratio", type=int, default=20000, help="rows of the ratio")
+    parser.add_argument("--features", type=int, nargs="+", default=[1000, 2000],
+                        help="D of the ratio")
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--fraction", type=float, default=0.0)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--error-features", type=int, nargs="*", default=[])
-    parser.add_argument("--data-dir", default=os.environ.get("SKCL_DATA_DIR"))
+    parser.add_argument("--error-features", type=int, nargs="*", default=[],
+                        help="M of the float32 scheme's error table")
     args = parser.parse_args()
     if args.quick:
         args.components, args.rows, args.test_rows = [300, 1000], 500, 500
-    if args.one:
-        print(json.dumps(end_to_end(args.one[0], int(args.one[1]), args.backend, args.data_dir,
-                                    args.rows, args.test_rows)))
-        return
 
-    import sklearn
-
-    # Asked of a child: JAX here would take the device's memory from the runs.
-    device = subprocess.run([sys.executable, "-c", "import jax; d = jax.devices()[0]; print("
-                             "jax.__version__, 'on', d.platform, d.device_kind)"],
-                            capture_output=True, text=True).stdout.strip()
-    print(f"# JAX {device}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
-          f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), load average "
-          f"{os.getloadavg()[0]:.1f} at the start")
+    # JAX's device is asked of a child: JAX here would take its memory from the runs.
+    print(harness.machine_line(device=True))
     if not (args.update_ratio or args.error_features):
         end_to_end_table(args)
     if args.update_ratio:
-        print(f"\n## Update on the device vs the device product XᵀX (float64), "
-              f"n = {args.rows_ratio}, {args.classes} classes, held out {args.fraction}, "
-              f"median of {args.repeats}\n")
-        print(f"{'D':>6} {'XᵀX (s)':>9} {'f64 update':>11} {'ratio':>6} {'f32 update':>11} "
-              f"{'ratio':>6} {'numpy (s)':>10}")
+        table = harness.Table(
+            {"D": ">6", "XᵀX (s)": ">9.3f", "f64 update": ">11.3f", "f64 ratio": ">9.2f",
+             "f32 update": ">11.3f", "f32 ratio": ">9.2f", "numpy (s)": ">10.3f"}, _csv(args),
+            title=f"\n## Update on the device vs the device product XᵀX (float64), "
+                  f"n = {args.rows_ratio}, {args.classes} classes, held out {args.fraction}, "
+                  f"median of {args.repeats} after a warm-up\n")
         for d, med in ratio_table(args.rows_ratio, args.features, args.classes, args.repeats,
                                   args.fraction):
-            print(f"{d:>6} {med['product']:>9.3f} {med['float64']:>11.3f} "
-                  f"{med['float64'] / med['product']:>6.2f} {med['float32']:>11.3f} "
-                  f"{med['float32'] / med['product']:>6.2f} {med['numpy']:>10.3f}")
+            table.row(d, med["product"], med["float64"], med["float64"] / med["product"],
+                      med["float32"], med["float32"] / med["product"], med["numpy"])
+        table.close()
     if args.error_features and args.data_dir:
-        print("\n## Error against the float64 numpy sums: CI Split MNIST task 1, pixels → "
-              "StandardScaler → RandomFeatures(M)\n")
-        print(f"{'M':>6} {'rows':>6} {'precision':>9} {'max|ΔW|/max|W|':>15} "
-              f"{'max rel. diag':>13} {'max|Δμ|/max|μ|':>15}")
-        for m, n, precision, rel, rel_diag, rel_mean in error_table(args.error_features,
-                                                                     args.data_dir):
-            print(f"{m:>6} {n:>6} {precision:>9} {rel:>15.1e} {rel_diag:>13.1e} "
-                  f"{rel_mean:>15.1e}")
+        errors = harness.Table(
+            {"M": ">6", "rows": ">6", "precision": ">9", "max|ΔW|/max|W|": ">15.1e",
+             "max rel. diag": ">13.1e", "max|Δμ|/max|μ|": ">15.1e"},
+            _csv(args, "-error" if args.update_ratio else ""),
+            title="\n## Error against the float64 numpy sums: CI Split MNIST task 1, pixels → "
+                  "StandardScaler → RandomFeatures(M)\n")
+        for row in error_table(args.error_features, args.data_dir):
+            errors.row(*row)
+        errors.close()
     print(f"\n# load average {os.getloadavg()[0]:.1f} at the end")
 
 

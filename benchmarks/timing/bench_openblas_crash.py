@@ -1,4 +1,4 @@
-"""Where OpenBLAS's threaded syrk crashes: a map of isolated subprocess probes.
+"""Where OpenBLAS's threaded syrk crashes: a map of probes in fresh processes.
 
 OpenBLAS 0.3.30 (SciPy 1.17's wheel) and 0.3.31 (numpy 2.4's) segfault
 in their threaded syrk for wide products (``A.T @ A`` with A of about
