@@ -68,6 +68,8 @@ def make_model(name, pooling):
         "gaussian-per-domain": lambda: GaussianDiscriminantClassifier(covariance="per_domain"),
         "gaussian-per-domain-pooled": lambda: GaussianDiscriminantClassifier(
             covariance="per_domain", domain_pooling=pooling),
+        "gaussian-per-domain-gated": lambda: GaussianDiscriminantClassifier(
+            covariance="per_domain", domain_gate="shared"),
     }[name]()
 
 
@@ -181,7 +183,10 @@ def main():
                         choices=["split", "permuted", "rotated"])
     parser.add_argument("--models", nargs="+", default=["gaussian", "least-squares"],
                         choices=["gaussian", "least-squares", "gaussian-per-domain",
-                                 "gaussian-per-domain-pooled"])
+                                 "gaussian-per-domain-pooled", "gaussian-per-domain-gated"])
+    parser.add_argument("--labellings", nargs="+", default=["class", "domain"],
+                        choices=["class", "domain"],
+                        help="train the class-labelled (task- and class-IL) or domain models")
     parser.add_argument("--pooling", type=float, default=0.5,
                         help="domain_pooling of gaussian-per-domain-pooled")
     parser.add_argument("--tasks", type=int, default=10, help="Permuted MNIST's tasks")
@@ -202,6 +207,8 @@ def main():
         data = load(experiment, args.tasks)
         features = RandomFeatures(args.M, random_state=0).fit(train_task(data, 0, args.rows)[0])
         for labelling, name in labellings(experiment, args.models, args.domain_from_class):
+            if labelling not in args.labellings:
+                continue
             scores, fit_s, predict_s = run_one(experiment, data, features, labelling, name, args)
             for scenario, per_task in scores.items():
                 report(experiment, name, scenario, per_task, fit_s, predict_s, args)
