@@ -90,8 +90,9 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         N(x; μ_g, Σ_domain). For unrelated domains: on Permuted MNIST (5
         tasks of 10,000 rows, random features, M = 2,000) 91.48 % → 94.18 %,
         one task alone 93.80 %; on related ones it can lose (Rotated
-        MNIST's small slices, DI Split MNIST −0.3 points), see
-        ``benchmarks/bench_exact_domains.py`` and the experiments page.
+        MNIST's small slices, DI Split MNIST −0.3 points) unless
+        ``domain_gate="shared"``, see ``benchmarks/bench_exact_domains.py``
+        and the experiments page.
     components : {"auto", "class", "task_class"}, default="auto"
         One Gaussian per class, or one per (task, class) pair, where a
         task is one ``partial_fit`` call. The second is for
