@@ -75,6 +75,55 @@ def test_log_joint_is_the_mixture_of_each_domains_gaussian_written_out(pooling):
     assert np.abs(shared.decision_function(X_test) - expected).max() > 0.1
 
 
+@pytest.mark.parametrize("predictive", ["plugin", "student_t"])
+def test_shared_gate_weighs_each_domain_under_the_pooled_covariance_written_out(predictive):
+    # log p(g, x) = log Σ_{h∈r} π_h N(x; μ_h, Σ) + log π_g N(x; μ_g, Σ_r)
+    #               − log Σ_{h∈r} π_h N(x; μ_h, Σ_r), each domain r a task.
+    s = 0.2
+    tasks = _two_domains()
+    clf = GaussianDiscriminantClassifier(s, covariance="per_domain", components="task_class",
+                                         domain_gate="shared")
+    for X, y in tasks:
+        clf.partial_fit(X, y, classes=[0, 1, 2])
+    n = sum(len(y) for _, y in tasks)
+    X_test = np.random.default_rng(1).standard_normal((7, 4)) * 4
+    if predictive == "plugin":
+        pooled = sum(C.T @ C for C in (_centred(X, y)[1] for X, y in tasks)) / n
+        pooled = (1 - s) * pooled + s * np.trace(pooled) / 4 * np.eye(4)
+        terms = {c: [] for c in range(3)}
+        for X, y in tasks:
+            means, centred = _centred(X, y)
+            empirical = centred.T @ centred / len(X)
+            own = (1 - s) * empirical + s * np.trace(empirical) / 4 * np.eye(4)
+            prior = {c: np.log((y == c).sum() / n) for c in range(3)}
+            gate = logsumexp([prior[c] + multivariate_normal(means[c], pooled).logpdf(X_test)
+                              for c in range(3)], axis=0)
+            within = {c: prior[c] + multivariate_normal(means[c], own).logpdf(X_test)
+                      for c in range(3)}
+            total = logsumexp(list(within.values()), axis=0)
+            for c in range(3):
+                terms[c].append(gate + within[c] - total)
+        expected = np.column_stack([logsumexp(terms[c], axis=0) for c in range(3)])
+        np.testing.assert_allclose(clf.decision_function(X_test), expected, rtol=1e-9,
+                                   atol=1e-9)
+    # Summed over the classes it is the shared model's evidence, log p̄(x).
+    clf.set_params(predictive=predictive)
+    shared = GaussianDiscriminantClassifier(s, components="task_class", predictive=predictive)
+    for X, y in tasks:
+        shared.partial_fit(X, y, classes=[0, 1, 2])
+    np.testing.assert_allclose(logsumexp(clf.decision_function(X_test), axis=1),
+                               logsumexp(shared.decision_function(X_test), axis=1), rtol=1e-9)
+    own = clf.decision_function(X_test)
+    clf.set_params(domain_gate="own")
+    assert np.abs(clf.decision_function(X_test) - own).max() > 0.1
+    # A bad gate is refused where it acts, by a prediction, and changes nothing.
+    before = clf.decision_function(X_test)
+    with pytest.raises(ValueError, match="domain_gate"):
+        clf.set_params(domain_gate="likelihood").predict(X_test)
+    np.testing.assert_array_equal(clf.set_params(domain_gate="own").decision_function(X_test),
+                                  before)
+
+
 def test_with_no_class_kept_apart_it_is_the_shared_model():
     seq = load_ci_split_digits()
     models = [GaussianDiscriminantClassifier(covariance=c) for c in ("shared", "per_domain")]
@@ -125,6 +174,43 @@ def test_per_domain_closes_the_gap_of_three_permutations_on_mnist(shared_data_di
     shared, per_domain = accuracy("shared", train), accuracy("per_domain", train)
     assert per_domain >= alone - 0.005
     assert per_domain >= shared + 0.01
+
+
+def test_shared_gate_keeps_neighbouring_rotations_from_claiming_each_others_rows(
+        shared_data_dir):
+    """Rotated MNIST 72°, 90°, 108°, 2,000 rows a task, M = 1,000 random features.
+
+    90° is a pixel permutation, its neighbours interpolated: their
+    covariances differ in scale, and under each domain's own the 90°
+    domain claims their rows. Measured: one domain alone 93.0 %; three
+    domains, a (task, class) component each: shared covariance 91.53 %,
+    per domain 90.67 % (gate "own"), 92.00 % (gate "shared").
+    """
+    from skcl.datasets import load_rotated_mnist
+
+    data = load_rotated_mnist((72, 90, 108), root=shared_data_dir)
+
+    def rows(split, n):
+        return [(np.asarray(X[:n], dtype=np.float64) / 255, np.asarray(y[:n]))
+                for X, y in data[split]]
+
+    train, test = rows("train", 2000), rows("test", 500)
+    features = RandomFeatures(1000, random_state=0).fit(train[0][0])
+    train = [(features.transform(X).astype(np.float64), y) for X, y in train]
+    test = [(features.transform(X).astype(np.float64), y) for X, y in test]
+
+    def accuracy(clf):
+        return np.mean([np.mean(clf.predict(X) == y) for X, y in test])
+
+    shared = GaussianDiscriminantClassifier(components="task_class")
+    clf = GaussianDiscriminantClassifier(covariance="per_domain", components="task_class")
+    for X, y in train:
+        shared.partial_fit(X, y, classes=np.arange(10))
+        clf.partial_fit(X, y, classes=np.arange(10))
+    own = accuracy(clf)
+    gated = accuracy(clf.set_params(domain_gate="shared"))
+    assert gated >= own + 0.01
+    assert gated >= accuracy(shared) + 0.004
 
 
 # ------------------------------------------- with decay, forgetting and merging

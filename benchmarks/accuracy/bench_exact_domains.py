@@ -22,7 +22,17 @@ per (task, class) forced (``components="task_class"``), with and without
 ``per_domain``: on small slices ``components="auto"`` keeps each class
 whole (its score statistic stays under the BIC's price), so the per-domain
 covariance has no domain to act on; ``λ = 0.5``: ``domain_pooling=0.5``,
-each domain's covariance moved halfway to the pooled one.
+each domain's covariance moved halfway to the pooled one; ``gate shared``:
+``domain_gate="shared"``, the domain weighed under the shared covariance
+and the classes within it under its own (``skcl._exact.domains.
+gated_log_likelihoods``).
+
+``--others`` runs, instead, the sequences the per-domain rule must not
+lose: DI Split digits (``load_di_split_digits``, pixels / 16), DI Split
+MNIST (all rows, ``RandomFeatures(2000, random_state=0)`` fitted on the
+first task) and the drifting stream of ``bench_exact_stream`` (300 calls
+of 60 digits, accuracy on the current distribution after 10, 100 and
+300), for the default, ``per_domain`` and the gates.
 
 Run (a few minutes at the defaults on two shared cores)::
 
@@ -36,6 +46,50 @@ from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl.datasets import load_permuted_mnist, load_rotated_mnist
 from skcl.feature_extraction import RandomFeatures
+
+GATED = {
+    "per_domain, gate shared": lambda: GaussianDiscriminantClassifier(
+        covariance="per_domain", domain_gate="shared"),
+    "λ = 0.5, gate shared": lambda: GaussianDiscriminantClassifier(
+        covariance="per_domain", domain_pooling=0.5, domain_gate="shared"),
+}
+OTHERS = {
+    "default": lambda: GaussianDiscriminantClassifier(),
+    "per_domain": lambda: GaussianDiscriminantClassifier(covariance="per_domain"),
+    "per_domain, λ = 0.5": lambda: GaussianDiscriminantClassifier(
+        covariance="per_domain", domain_pooling=0.5),
+    **GATED,
+}
+
+
+def others():
+    """DI Split digits, DI Split MNIST and the drifting stream, each model in turn."""
+    from benchmarks.accuracy.bench_exact_stream import learn_stream
+    from skcl.datasets import load_di_split_digits, load_di_split_mnist
+    from skcl.metrics import final_average_accuracy
+
+    digits = load_di_split_digits()
+    mnist = load_di_split_mnist()
+    train = [(np.asarray(X).reshape(len(X), -1) / 255, y) for X, y in mnist.train]
+    test = [(np.asarray(X).reshape(len(X), -1) / 255, y) for X, y in mnist.test]
+    features = RandomFeatures(2000, random_state=0).fit(train[0][0])
+    train = [(features.transform(X), y) for X, y in train]
+    test = [(features.transform(X), y) for X, y in test]
+    table = harness.Table(
+        {"model": "<25", "DI digits": ">10.2f", "DI MNIST": ">10.2f", "stream 10": ">10.1f",
+         "100": ">7.1f", "300": ">7.1f", "s": ">6.0f"},
+        title="\nDI Split digits, DI Split MNIST (M = 2,000) and the drifting stream")
+    for label, make in OTHERS.items():
+        with harness.Stopwatch() as watch:
+            cells = []
+            for data, tasks, scored in ((digits, digits.train, digits.test),
+                                        (mnist, train, test)):
+                clf = make()
+                for X, y in tasks:
+                    clf.partial_fit(X, y, classes=data.classes)
+                cells.append(100 * final_average_accuracy(clf, scored))
+            cells += [a for a, _, _ in learn_stream(make(), 300, {10, 100, 300})]
+        table.row(label, *cells, watch.seconds)
 
 
 def _tasks(data, split, n_rows):
@@ -71,6 +125,7 @@ def run(name, data, args):
             covariance="per_domain", domain_pooling=0.5),
         "task_class + λ = 0.5": lambda: GaussianDiscriminantClassifier(
             components="task_class", covariance="per_domain", domain_pooling=0.5),
+        **GATED,
     }
     table = harness.Table(
         {"model": "<21", "one domain %": ">12.2f", "oracle %": ">8.2f", "all tasks %": ">11.2f",
@@ -98,10 +153,15 @@ def main():
     parser.add_argument("--which", default="permuted,rotated")
     parser.add_argument("--models", default="",
                         help="the models' numbers in the table's order, e.g. 0,1 (all by default)")
+    parser.add_argument("--others", action="store_true",
+                        help="DI Split digits, DI Split MNIST and the drifting stream instead")
     parser.add_argument("--skip-oracle", action="store_true",
                         help="leave the oracle column out (NaN): one model a task costs time")
     args = parser.parse_args()
     print(harness.machine_line())
+    if args.others:
+        others()
+        return
     if "permuted" in args.which:
         run("Permuted MNIST", load_permuted_mnist(args.tasks), args)
     if "rotated" in args.which:

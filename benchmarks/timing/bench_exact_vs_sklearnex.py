@@ -21,22 +21,19 @@ five tasks, in one process, interleaved repeats, medians):
 
 Run it niced, never in the test suite (minutes at M = 5,000)::
 
-    nice -n 10 python benchmarks/timing/bench_exact_vs_sklearnex.py --old /tmp/skcl-old
+    nice -n 10 python -m benchmarks.timing.bench_exact_vs_sklearnex --old /tmp/skcl-old
 
 ``pip install scikit-learn-intelex`` (or skcl's ``bench`` extra) provides
 sklearnex; without it the script says so and times skcl alone.
 """
 
-import argparse
+import ast
 import os
-import platform
-import subprocess
 import sys
-import time
 
 import numpy as np
-import sklearn
 
+from benchmarks import _harness as harness
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact.moments import by_class
 from skcl.datasets import load_ci_split_mnist
@@ -51,6 +48,8 @@ except ImportError:  # the optional peer
 SMALL_CALLS = """
 import sys, time
 import numpy as np
+from benchmarks._harness import Stopwatch
+sys.path.insert(0, sys.argv[1])  # the tree whose skcl is timed (after the harness's import)
 from skcl import LeastSquaresClassifier
 rng = np.random.default_rng(0)
 D, n, calls = 1000, 100, 200
@@ -65,19 +64,20 @@ def many():
         clf.partial_fit(X[i * n:(i + 1) * n], y[i * n:(i + 1) * n], classes=classes)
     clf.coef_
 def seconds(run):
-    wall, cpu = time.perf_counter(), time.process_time()
-    run()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    cpu = time.process_time()
+    with Stopwatch() as watch:
+        run()
+    return watch.seconds, time.process_time() - cpu
 ratios = []
-for _ in range(int(sys.argv[1])):
+for _ in range(int(sys.argv[2])):
     ratios.append((*seconds(one), *seconds(many)))
 print(repr(ratios))
 """
 
 
-def features(m):
+def features(m, data_dir=None):
     """Five tasks' float32 features, the test rows' and labels."""
-    data = load_ci_split_mnist()
+    data = load_ci_split_mnist(data_dir)
 
     def pixels(images):
         return images.reshape(len(images), -1) / 255.0
@@ -90,29 +90,29 @@ def features(m):
 
 
 def timed(run):
-    tic = time.perf_counter()
-    out = run()
-    return time.perf_counter() - tic, out
+    with harness.Stopwatch() as watch:
+        out = run()
+    return watch.seconds, out
 
 
 def ridge_peer(tasks, X_test, y_test, classes):
     model = IncrementalRidge(alpha=1.0)
-    tic = time.perf_counter()
+    watch = harness.Stopwatch()
     for X, y in tasks:
         model.partial_fit(X, (y[:, None] == classes).astype(X.dtype))
-    updates = time.perf_counter() - tic
+    updates = watch.seconds
     predicted = classes[np.argmax(model.predict(X_test), axis=1)]
-    return updates, time.perf_counter() - tic, np.mean(predicted == y_test)
+    return updates, watch.seconds, np.mean(predicted == y_test)
 
 
 def least_squares(tasks, X_test, y_test, classes, alpha):
     model = LeastSquaresClassifier(alpha=alpha)
-    tic = time.perf_counter()
+    watch = harness.Stopwatch()
     for X, y in tasks:
         model.partial_fit(X, y, classes=classes)
-    updates = time.perf_counter() - tic
+    updates = watch.seconds
     accuracy = model.score(X_test, y_test)
-    return updates, time.perf_counter() - tic, accuracy, model
+    return updates, watch.seconds, accuracy, model
 
 
 def covariance_peer(tasks):
@@ -142,16 +142,16 @@ def scatter_error(model, tasks):
 def small_calls(tree, repeats, threads):
     """(one call, its CPU, 200 calls, their CPU) seconds per repeat, the code of ``tree``
     in its own process, BLAS limited to ``threads``."""
-    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, "-c", SMALL_CALLS, str(repeats)], env=env,
-                         capture_output=True, text=True, check=True, cwd=tree)
-    return eval(out.stdout.strip().splitlines()[-1])  # noqa: S307  (our own repr of floats)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    out = harness.run_isolated([sys.executable, "-c", SMALL_CALLS, tree, str(repeats)], env=env)
+    if not out.ok:
+        raise RuntimeError(f"the small calls of {tree}: {out.why}")
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])  # our own repr of floats
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__, data=True, repeats=3)
     parser.add_argument("--sizes", type=int, nargs="*", default=[2000, 5000])
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--old", help="a worktree of earlier code, for the small calls' row")
     parser.add_argument("--small-repeats", type=int, default=3,
                         help="repeats of the small calls' row (0: none)")
@@ -165,15 +165,13 @@ def main():
     if not peer:
         print("scikit-learn-intelex is NOT installed: skcl is timed alone. "
               "pip install scikit-learn-intelex (or skcl[bench]) for the side by side.")
-    else:
-        import sklearnex
-        print(f"sklearnex {sklearnex.__version__}")
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, "
-          f"scikit-learn {sklearn.__version__}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f}")
-    rows = []
+    print(harness.machine_line(extra="sklearnex installed" if peer else "no sklearnex"))
+    table = harness.Table(
+        {"M": ">5", "run": "<38", "seconds": ">8.2f", "× peer": ">7.2f", "accuracy %": ">10.2f"},
+        csv_path=args.csv)
+    errors = []
     for m in args.sizes:
-        tasks, X_test, y_test, classes = features(m)
+        tasks, X_test, y_test, classes = features(m, args.data_dir)
         times = {key: [] for key in ("peer", "peer+", "ls", "ls+", "gcv+", "cov", "gauss")}
         accuracy = {}
         for _ in range(args.repeats):  # interleaved: each repeat runs every one once
@@ -197,31 +195,22 @@ def main():
         ratio = {key: float(np.median(np.divide(times[key], times[base]))) if peer else np.nan
                  for key, base in [("ls", "peer"), ("ls+", "peer+"), ("gcv+", "peer+"),
                                    ("gauss", "cov")]}
-        rows += [
-            (m, "5 updates: sklearnex IncrementalRidge", med["peer"], "", accuracy.get("peer")),
-            (m, "5 updates: LeastSquares(alpha=1.0)", med["ls"], ratio["ls"], accuracy["ls"]),
-            (m, "+ solve, predict: sklearnex", med["peer+"], "", accuracy.get("peer")),
-            (m, "+ solve, predict: LeastSquares(1.0)", med["ls+"], ratio["ls+"], accuracy["ls"]),
-            (m, "+ solve, predict: LeastSquares GCV", med["gcv+"], ratio["gcv+"],
-             accuracy["gcv"]),
-            (m, "5 updates: IncrementalEmpiricalCov.", med["cov"], "", None),
-            (m, "5 updates: GaussianDiscriminant", med["gauss"], ratio["gauss"],
-             accuracy["gauss"]),
-        ]
+        for name, key, base, acc in [
+                ("5 updates: sklearnex IncrementalRidge", "peer", None, accuracy.get("peer")),
+                ("5 updates: LeastSquares(alpha=1.0)", "ls", "ls", accuracy["ls"]),
+                ("+ solve, predict: sklearnex", "peer+", None, accuracy.get("peer")),
+                ("+ solve, predict: LeastSquares(1.0)", "ls+", "ls+", accuracy["ls"]),
+                ("+ solve, predict: LeastSquares GCV", "gcv+", "gcv+", accuracy["gcv"]),
+                ("5 updates: IncrementalEmpiricalCov.", "cov", None, None),
+                ("5 updates: GaussianDiscriminant", "gauss", "gauss", accuracy["gauss"])]:
+            table.row(m, name, med[key], None if base is None else ratio[base],
+                      None if acc is None else 100 * acc)
+        errors.append((m, error))
+    table.close()
+    for m, error in errors:
         print(f"M = {m}: skcl's scatter within {error:.1e} of float64's (relative to its "
               f"largest entry); float32 rows → float32 block products")
-    if rows:
-        print_table(rows)
     small_rows(args)
-
-
-def print_table(rows):
-    print()
-    print(f"{'M':>5}  {'run':38}  {'seconds':>8}  {'× peer':>7}  {'accuracy':>8}")
-    for m, name, seconds, ratio, acc in rows:
-        ratio = f"{ratio:.2f}" if isinstance(ratio, float) else ""
-        acc = f"{100 * acc:.2f}" if acc is not None else ""
-        print(f"{m:>5}  {name:38}  {seconds:8.2f}  {ratio:>7}  {acc:>8}")
 
 
 def small_rows(args):

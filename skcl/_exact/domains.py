@@ -27,16 +27,32 @@ its components, log p(c, x) = log Σ_{g∈c} π_g N(x; μ_g, Σ_{r(g)}): the
 mixture over domains, whose largest term is the MAP pick of the domain by
 likelihood. Everything is a function of sums, so it adds exactly task by
 task.
+
+That mixture compares a row's likelihood under different domains'
+covariances, whose log-determinants differ by hundreds of nats at
+D = 2,000 when the domains' images differ in texture (Rotated MNIST: 0°
+and 90° are pixel permutations, the other angles interpolated and
+smoother). Related domains then claim each other's rows, and a digit is
+scored under the wrong domain's classes. ``gated_log_likelihoods`` weighs
+the domains under the shared covariance instead, where no log-determinant
+differs, and the classes within a domain under its own, where its
+log-determinant cancels:
+
+    p(g, x) = p̄(r, x) · p_r(g | x),   p̄(r, x) = Σ_{h∈r} π_h N(x; μ_h, Σ),
+    p_r(g | x) = π_g N(x; μ_g, Σ_r) / Σ_{h∈r} π_h N(x; μ_h, Σ_r),
+
+a joint density (summed over g it is the shared model's p̄(x)).
 """
 
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import logsumexp
 
 from .gaussian import component_log_likelihoods, fit_gaussian, oas_shrinkage
 from .moments import GroupMoments, coarsen
 
-__all__ = ["DomainFit", "domain_log_likelihoods", "fit_domains"]
+__all__ = ["DomainFit", "domain_log_likelihoods", "fit_domains", "gated_log_likelihoods"]
 
 
 class DomainFit(NamedTuple):
@@ -160,4 +176,31 @@ def domain_log_likelihoods(fit, X, component_scores=None):
     for one, columns, s in zip(fit.fits, fit.columns, fit.shrinkages):
         out[:, columns] = (component_log_likelihoods(one, X) if component_scores is None
                            else component_scores(one, s, X))
+    return out
+
+
+def gated_log_likelihoods(fit, own, shared):
+    """log p̄(r, x) + log p_r(g | x): the domain weighed under the shared covariance.
+
+    Parameters
+    ----------
+    fit : DomainFit
+    own : ndarray of shape (n_samples, n_components)
+        Each component's log π_g + log p(x | g) under its domain's
+        covariance (:func:`domain_log_likelihoods`).
+    shared : ndarray of shape (n_samples, n_components)
+        The same under the shared covariance Σ (the components in the same
+        order).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_components)
+        Its logsumexp over a domain's components is the shared model's
+        log p̄(r, x); within a domain it ranks the components as ``own``.
+    """
+    out = np.empty_like(own)
+    for columns in fit.columns:
+        within = own[:, columns]
+        out[:, columns] = (logsumexp(shared[:, columns], axis=1, keepdims=True)
+                           + within - logsumexp(within, axis=1, keepdims=True))
     return out

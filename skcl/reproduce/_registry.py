@@ -38,10 +38,11 @@ class Method:
         The paper's public code run on a 2-core CPU (REFERENCE-RESULTS).
     params : dict
         Constructor parameters every run sets (e.g. SGD's log loss).
-    origin : {"paper", "skcl", "scikit-learn"}
-        A row of Table I, or a baseline the paper does not have: skcl's
-        exact family, or scikit-learn's incremental estimators (learned by
-        ``partial_fit`` with no search). The table marks the last two.
+    origin : {"paper", "field", "skcl", "scikit-learn"}
+        A row of Table I, or a baseline the paper does not have: a method
+        of the field's scenario table (online EWC), skcl's exact family, or
+        scikit-learn's incremental estimators (learned by ``partial_fit``
+        with no search). The table marks the last three.
     default : bool
         Whether a column runs it when no methods are named (a sequence's
         ``default_methods`` may still name it).
@@ -149,7 +150,8 @@ METHODS = (
     # Not in Table I: online EWC (Schwarz et al., 2018), a row of the field's
     # scenario table; its grid is the scenario column's (the field's λ, γ).
     Method("Online EWC", "OnlineEWCClassifier", {"alpha": LAMBDAS},
-           _row(field=(85.22, 57.60, 19.90, 95.96, 94.42, 33.88)), default=False),
+           _row(field=(85.22, 57.60, 19.90, 95.96, 94.42, 33.88)), origin="field",
+           default=False),
     Method("SI", "SIClassifier", {"alpha": LAMBDAS, "damping": [0.1, 1.0, 10.0]},
            _row(_T, _T, _T, _T, images=(30.2364, 27.0500, 21.6463, 79.4063, 95.0750, 64.0020),
                 field=(99.14, 63.77, 20.04, 94.75, 95.33, 29.31)),

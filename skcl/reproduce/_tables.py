@@ -129,11 +129,11 @@ def _seed_range(seeds):
     return ", ".join(str(s) for s in seeds)
 
 
-_ORIGIN_MARKS = {"paper": "", "skcl": " †", "scikit-learn": " ‡"}
+_ORIGIN_MARKS = {"paper": "", "field": " §", "skcl": " †", "scikit-learn": " ‡"}
 
 
 def _label(row):
-    """A row's method as the table shows it: † skcl's baselines, ‡ scikit-learn's."""
+    """A row's method as the table shows it: § the field's, † skcl's baselines, ‡ scikit-learn's."""
     return row["method"] + _ORIGIN_MARKS[row.get("origin") or _origin(row["method"])]
 
 
@@ -150,6 +150,9 @@ def _protocol_note(rows):
 def _footnotes(rows):
     lines = []
     origins = {row.get("origin") or _origin(row["method"]) for row in rows}
+    if "field" in origins:
+        lines.append("§ not in the paper: a method of the field's scenario table (van de Ven "
+                     "and Tolias), skcl's implementation, searched as the paper's rows are.")
     if "skcl" in origins:
         lines.append("† not in the paper: skcl's exact family, L_{t-1} kept as sums, "
                      "no grid (its one hyperparameter from all rows' sums: GCV or OAS).")
