@@ -35,7 +35,7 @@ def documented_table():
         if not line.startswith("|"):
             break
         name, *cells = [cell.strip() for cell in line.strip("|").split("|")]
-        name = re.sub(r"\s*[†‡]+$", "", name)
+        name = re.sub(r"\s*[§†‡]+$", "", name)
         table[name] = {column: float(cell.split("/")[0]) for column, cell in zip(header, cells)}
     return table
 

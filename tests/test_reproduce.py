@@ -21,8 +21,8 @@ def test_registry_holds_table_one_with_the_appendix_d_grids():
                      "Online EWC", "SI", "AQC", "NC", "Exact Gaussian", "Exact least squares",
                      "RF least squares",
                      "RF Gaussian", "RanDumb", "GaussianNB", "SGD log loss"]
-    assert [m.origin for m in rp.METHODS] == (["paper"] * 10 + ["skcl"] * 4
-                                              + ["scikit-learn"] * 3)
+    assert [m.origin for m in rp.METHODS] == (["paper"] * 6 + ["field"] + ["paper"] * 3
+                                              + ["skcl"] * 4 + ["scikit-learn"] * 3)
     # RF Gaussian and online EWC (of the field's scenario table only) run where
     # a sequence names them (the pixel and scenario columns) or when asked.
     assert [m.name for m in rp.METHODS if not m.default] == ["Online EWC", "RF Gaussian"]
@@ -431,8 +431,8 @@ def test_n_seeds_must_be_a_positive_integer(n_seeds):
 
 
 def test_baselines_not_in_the_paper_run_beside_it_and_are_marked(tmp_path):
-    methods = rp.select_methods(["aqc", "exact-gaussian", "exact-least-squares", "gaussiannb",
-                                 "sgd-log-loss"])
+    methods = rp.select_methods(["aqc", "online-ewc", "exact-gaussian", "exact-least-squares",
+                                 "gaussiannb", "sgd-log-loss"])
     lines = []
     rows, models = rp.run_column("ci-split-iris", "sr", methods, log=lines.append)
     by_name = {row["method"]: row for row in rows}
@@ -454,6 +454,7 @@ def test_baselines_not_in_the_paper_run_beside_it_and_are_marked(tmp_path):
     table = rp.format_table(rows)
     assert "Exact Gaussian †" in table and "GaussianNB ‡" in table
     assert "‡ not in the paper: scikit-learn's" in table
+    assert "Online EWC §" in table and "§ not in the paper: a method of the field's" in table
     paths = rp.write_results(rows, tmp_path, "iris")
     assert "scikit-learn" in paths["csv"].read_text()
 
