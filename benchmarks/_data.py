@@ -31,3 +31,30 @@ def topic_documents(per_topic=100, seed=0):
                                  for mine, word in zip(own, shared)))
             labels.append(topic)
     return np.array(docs, dtype=object), np.array(labels)
+
+
+def drifting_stream(n_calls, rows=60, step=0.05, seed=0):
+    """Calls of digits drawn with replacement, every row of call t shifted by s_t.
+
+    s_t is a random walk, s_t = s_{t−1} + step·N(0, I), over scikit-learn's
+    digits / 16 (a 70/30 stratified split, seed 0).
+
+    Yields
+    ------
+    X, y : the call's ``rows`` training rows under s_t
+    X_test, y_test : the test rows under the same shift (the current distribution)
+    X_all : every digit under s_t
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.3, random_state=0, stratify=y)
+    rng = np.random.default_rng(seed)
+    shift = np.zeros(X.shape[1])
+    for _ in range(n_calls):
+        shift = shift + step * rng.standard_normal(X.shape[1])
+        drawn = rng.integers(0, len(X_train), rows)
+        yield X_train[drawn] + shift, y_train[drawn], X_test + shift, y_test, X + shift

@@ -14,8 +14,8 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 
+from benchmarks._data import drifting_stream
 from skcl import GaussianDiscriminantClassifier
 from skcl._exact.components import between_task_scores, component_keys, runs
 from skcl._exact.moments import GroupMoments
@@ -35,21 +35,9 @@ def _di_split_digits(calls_per_task=1):
     return train, data.test
 
 
-def _drifting_stream(n_calls, rows=60, step=0.05, seed=0):
-    """Calls of digits drawn with replacement, every row of call t shifted by s_t.
-
-    s_t is a random walk, s_t = s_{t−1} + step·N(0, I); yields the call and
-    the test rows under the same shift (the current distribution).
-    """
-    X, y = _digits()
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, random_state=0, stratify=y)
-    rng = np.random.default_rng(seed)
-    shift = np.zeros(X.shape[1])
-    for _ in range(n_calls):
-        shift = shift + step * rng.standard_normal(X.shape[1])
-        drawn = rng.integers(0, len(X_train), rows)
-        yield X_train[drawn] + shift, y_train[drawn], X_test + shift, y_test
+def _drifting_stream(n_calls):
+    """The drifting stream's calls and test rows (benchmarks/_data.py), every digit left out."""
+    return (call[:4] for call in drifting_stream(n_calls))
 
 
 def _learn(params, calls):

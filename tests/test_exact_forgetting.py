@@ -42,22 +42,22 @@ def _learn(model, tasks, classes=CLASSES):
     return model
 
 
-def _assert_same_model(model, refit, X):
-    """decision_function and predict_proba equal to RTOL relative, −inf where the refit's is."""
+def _assert_same_model(model, refit, X, rtol=RTOL):
+    """decision_function and predict_proba equal to ``rtol`` relative, −inf where the refit's is."""
     for method in ("decision_function", "predict_proba"):
         got, want = getattr(model, method)(X), getattr(refit, method)(X)
         finite = np.isfinite(want)
         np.testing.assert_array_equal(np.isfinite(got), finite)
         scale = np.abs(want[finite]).max()
-        np.testing.assert_allclose(got[finite], want[finite], rtol=0, atol=RTOL * scale,
+        np.testing.assert_allclose(got[finite], want[finite], rtol=0, atol=rtol * scale,
                                    err_msg=method)
     np.testing.assert_array_equal(model.predict(X), refit.predict(X))
 
 
-def _assert_same_hyperparameters(model, refit):
+def _assert_same_hyperparameters(model, refit, rtol=RTOL):
     for name in ("shrinkage_", "alpha_"):
         if hasattr(refit, name):
-            np.testing.assert_allclose(getattr(model, name), getattr(refit, name), rtol=RTOL)
+            np.testing.assert_allclose(getattr(model, name), getattr(refit, name), rtol=rtol)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -199,8 +199,12 @@ def test_forgetting_through_random_features_on_ci_split_mnist(cls, shared_data_d
     model.forget(X[y == 9], y[y == 9])
     remaining = [tasks[0], tasks[1], tasks[3], (X[y != 9], y[y != 9])]
     refit = learn(remaining)
-    _assert_same_model(model, refit, X_test)
-    _assert_same_hyperparameters(model[-1], refit[-1])
+    # RandomFeatures' rows are float32, multiplied in float32 blocks into
+    # float64 sums (moments.float32_products): the downdate and the refit
+    # round differently, within float32's 6e-8 of the scatter (1e-8 with
+    # float64 rows, the tests above).
+    _assert_same_model(model, refit, X_test, rtol=1e-6)
+    _assert_same_hyperparameters(model[-1], refit[-1], rtol=1e-6)
 
 
 @pytest.mark.parametrize("params", [dict(covariance="per_class", shrinkage=0.1),

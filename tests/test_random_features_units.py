@@ -393,9 +393,12 @@ def test_a_dask_pipeline_learns_the_in_memory_sequence(digits_uint8):
         lazy.partial_fit(da.from_array(X, chunks=(90, 64)), da.from_array(y, chunks=90),
                          classes=classes)
     head, lazy_head = memory.steps[-1][1], lazy.steps[-1][1]
-    np.testing.assert_allclose(lazy_head.coef_, head.coef_, rtol=1e-8, atol=1e-8)
+    # The features are float32, multiplied in float32 blocks (moments.float32_products):
+    # Dask's blocks and memory's chunks round apart, within float32's 6e-8 of the sums.
+    scale = np.abs(head.coef_).max()
+    np.testing.assert_allclose(lazy_head.coef_, head.coef_, rtol=0, atol=1e-5 * scale)
     X_all = digits_uint8[0][digits_uint8[1] < 6]
     np.testing.assert_array_equal(lazy.predict(X_all), memory.predict(X_all))
     np.testing.assert_allclose(lazy.predict_proba(X_all), memory.predict_proba(X_all),
-                               rtol=1e-8, atol=1e-8)
+                               rtol=0, atol=1e-5)
     assert np.mean(memory.predict(X_all) == digits_uint8[1][digits_uint8[1] < 6]) > 0.9

@@ -24,10 +24,9 @@ Run::
 """
 
 import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 
 from benchmarks import _harness as harness
+from benchmarks._data import drifting_stream
 from skcl import GaussianDiscriminantClassifier
 from skcl._exact.gaussian import oas_shrinkage
 from skcl.datasets import (
@@ -75,19 +74,6 @@ def models():
             "before": Before,
             "class": lambda: GaussianDiscriminantClassifier(components="class"),
             "task_class": lambda: GaussianDiscriminantClassifier(components="task_class")}
-
-
-def drifting_stream(n_calls, rows=60, step=0.05, seed=0):
-    X, y = load_digits(return_X_y=True)
-    X = X / 16.0
-    X_train, X_test, y_train, y_test = train_test_split(
-        X, y, test_size=0.3, random_state=0, stratify=y)
-    rng = np.random.default_rng(seed)
-    shift = np.zeros(X.shape[1])
-    for _ in range(n_calls):
-        shift = shift + step * rng.standard_normal(X.shape[1])
-        drawn = rng.integers(0, len(X_train), rows)
-        yield X_train[drawn] + shift, y_train[drawn], X_test + shift, y_test, X + shift
 
 
 def predict_ms(clf, X, repeats=5):
