@@ -26,6 +26,8 @@ from skcl.datasets import load_ci_split_digits, load_ci_split_mnist, load_di_spl
 from skcl.feature_extraction import RandomFeatures
 from skcl.pipeline import make_pipeline
 
+from ._same_model import assert_same_model
+
 
 def _stacked(tasks):
     return np.vstack([X for X, _ in tasks]), np.concatenate([y for _, y in tasks])
@@ -79,13 +81,6 @@ def test_the_jax_backend_stays_on_the_device_from_the_first_row_to_the_score(nam
     assert isinstance(classifier.moments_.scatter, jax.Array)  # resident until read
 
 
-def _assert_same_model(jax_model, numpy_model, X, rtol=1e-8):
-    for method in ("predict_proba", "decision_function"):
-        np.testing.assert_allclose(getattr(jax_model, method)(X),
-                                   getattr(numpy_model, method)(X), rtol=rtol, atol=rtol)
-    np.testing.assert_array_equal(jax_model.predict(X), numpy_model.predict(X))
-
-
 def _stream(model, tasks, classes):
     for X, y in tasks:
         model.partial_fit(X, y, classes=classes)
@@ -103,7 +98,7 @@ def test_the_gaussian_splitting_classes_is_the_same_on_both_backends():
     assert models[0].component_classes_.tolist() == models[1].component_classes_.tolist()
     np.testing.assert_allclose(models[0].means_, models[1].means_, rtol=1e-10)
     assert models[0].shrinkage_ == pytest.approx(models[1].shrinkage_, rel=1e-10)
-    _assert_same_model(*models, X_test)
+    assert_same_model(*models, X_test, hyperparameters=False)
 
 
 @pytest.mark.parametrize("covariance", ["per_class", "per_domain"])
@@ -120,7 +115,7 @@ def test_the_solves_on_the_host_start_from_float64_sums_on_both_backends(covaria
         covariance=covariance, shrinkage=shrinkage, components="task_class", decay=0.9,
         random_state=0, backend=b), data.train, data.classes) for b in ("jax", "numpy")]
     assert models[1].score(*_stacked(data.test)) > 0.9
-    _assert_same_model(*models, X_test)
+    assert_same_model(*models, X_test, hyperparameters=False)
 
 
 def test_least_squares_with_gcv_is_the_same_on_both_backends():
@@ -130,7 +125,7 @@ def test_least_squares_with_gcv_is_the_same_on_both_backends():
               for b in ("jax", "numpy")]
     assert models[0].alpha_ == pytest.approx(models[1].alpha_, rel=1e-10)
     np.testing.assert_allclose(models[0].coef_, models[1].coef_, rtol=1e-8, atol=1e-10)
-    _assert_same_model(*models, X_test)
+    assert_same_model(*models, X_test, hyperparameters=False)
 
 
 @pytest.mark.slow
@@ -147,7 +142,7 @@ def test_both_backends_agree_on_2000_random_features_of_mnist(shared_data_dir):
             features = RandomFeatures(2000, dtype="float64", backend=backend, random_state=0)
             model = make_pipeline(features, estimator(backend=backend))
             models.append(_stream(model, tasks, data.classes))
-        _assert_same_model(*models, X_test)
+        assert_same_model(*models, X_test, hyperparameters=False)
         assert models[0].score(X_test, y_test) > 0.8
 
 
@@ -162,7 +157,8 @@ def test_a_dask_array_keeps_the_backend_chosen(estimator):
     lazy = estimator(backend="jax").fit(da.from_array(X, chunks=(150, 64)),
                                         da.from_array(y, chunks=150))
     assert lazy.backend_ == "jax" and isinstance(lazy.moments_.scatter, jax.Array)
-    _assert_same_model(lazy, estimator(backend="numpy").fit(X, y), X_test)
+    assert_same_model(lazy, estimator(backend="numpy").fit(X, y), X_test,
+                      hyperparameters=False)
 
 
 def test_auto_never_imports_jax_for_a_numpy_fit():

@@ -13,6 +13,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl.datasets import load_di_split_digits
 
+from ._same_model import assert_same_model
+
 RTOL = 1e-8
 
 
@@ -25,16 +27,6 @@ def _di_split_digits_in_calls(calls_per_task=3):
 
 
 CALLS, X_TEST = _di_split_digits_in_calls()
-
-
-def _assert_same_model(model, refit):
-    for method in ("decision_function", "predict_proba"):
-        got, want = getattr(model, method)(X_TEST), getattr(refit, method)(X_TEST)
-        np.testing.assert_allclose(got, want, rtol=0, atol=RTOL * np.abs(want).max(),
-                                   err_msg=method)
-    for name in ("shrinkage_", "alpha_"):
-        if hasattr(refit, name):
-            np.testing.assert_allclose(getattr(model, name), getattr(refit, name), rtol=RTOL)
 
 
 @pytest.mark.parametrize("model", [
@@ -50,7 +42,7 @@ def test_decay_is_the_fit_with_weights_decay_to_the_calls_after(model):
         decayed.partial_fit(X, y, classes=[0, 1])
         weighted.partial_fit(X, y, classes=[0, 1],
                              sample_weight=np.full(len(y), decay ** (T - 1 - t)))
-    _assert_same_model(decayed, weighted)
+    assert_same_model(decayed, weighted, X_TEST, RTOL)
     # Forgetting a call's rows (given with the weights they came with) takes
     # out what is left of them after the decay since.
     decayed.forget(*CALLS[4], task=4)
@@ -59,7 +51,7 @@ def test_decay_is_the_fit_with_weights_decay_to_the_calls_after(model):
         if t != 4:
             refit.partial_fit(X, y, classes=[0, 1],
                               sample_weight=np.full(len(y), decay ** (T - 1 - t)))
-    _assert_same_model(decayed, refit)
+    assert_same_model(decayed, refit, X_TEST, RTOL)
 
 
 @pytest.mark.parametrize("decay, n_components", [(0.95, 10), (0.5, 4)])
@@ -81,7 +73,7 @@ def test_decay_changes_the_components_as_the_weights_do(decay, n_components):
                              sample_weight=np.full(len(y), decay ** (T - 1 - t)))
     np.testing.assert_array_equal(decayed.component_classes_, weighted.component_classes_)
     assert len(decayed.component_classes_) == n_components
-    _assert_same_model(decayed, weighted)
+    assert_same_model(decayed, weighted, X_TEST, RTOL)
 
 
 @pytest.mark.parametrize("cls", [GaussianDiscriminantClassifier, LeastSquaresClassifier])

@@ -22,6 +22,8 @@ from skcl._exact.merging import MergeError
 from skcl.feature_extraction import RandomFeatures
 from skcl.pipeline import Pipeline
 
+from ._same_model import assert_same_model
+
 RTOL = 1e-8
 X_ALL, Y_ALL = load_digits(return_X_y=True)
 X_ALL = X_ALL / 16.0
@@ -41,24 +43,13 @@ MODELS = {
 }
 
 
-def _assert_same_model(model, refit, X):
-    np.testing.assert_array_equal(model.classes_, refit.classes_)
-    for method in ("decision_function", "predict_proba"):
-        got, want = getattr(model, method)(X), getattr(refit, method)(X)
-        scale = np.abs(want[np.isfinite(want)]).max()
-        np.testing.assert_allclose(got, want, rtol=0, atol=RTOL * scale, err_msg=method)
-    for name in ("shrinkage_", "alpha_"):
-        if hasattr(refit, name):
-            np.testing.assert_allclose(getattr(model, name), getattr(refit, name), rtol=RTOL)
-
-
 @pytest.mark.parametrize("name", MODELS)
 def test_four_shards_merge_into_the_fit_on_all_rows(name):
     shards = [clone(MODELS[name]).fit(X_ALL[rows], Y_ALL[rows]) for rows in SHARDS]
     assert 7 not in shards[2].classes_
     merged = merge_models(shards)
     union = np.concatenate(SHARDS)
-    _assert_same_model(merged, clone(MODELS[name]).fit(X_ALL[union], Y_ALL[union]), X_TEST)
+    assert_same_model(merged, clone(MODELS[name]).fit(X_ALL[union], Y_ALL[union]), X_TEST)
     # The shards are not changed.
     kept = shards[0].moments_.total + shards[0].heldout_moments_.total
     assert 7 not in shards[2].classes_ and kept == len(SHARDS[0])
@@ -78,7 +69,7 @@ def test_shards_of_a_sequence_of_calls_merge_call_by_call(name):
 
     merged = merge_models([learn(rows) for rows in SHARDS])
     assert merged.n_tasks_seen_ == 5
-    _assert_same_model(merged, learn(np.concatenate(SHARDS)), X_TEST)
+    assert_same_model(merged, learn(np.concatenate(SHARDS)), X_TEST)
 
 
 _SHARD_SCRIPT = textwrap.dedent("""
@@ -108,8 +99,8 @@ def test_shards_saved_by_other_processes_merge_after_loading(tmp_path):
     for cls in (GaussianDiscriminantClassifier, LeastSquaresClassifier):
         loaded = [skops.io.load(tmp_path / f"shard{k}-{cls.__name__}.skops",
                                 trusted=skcl.trusted_types()) for k in range(len(SHARDS))]
-        _assert_same_model(merge_models(loaded), cls().fit(X_ALL[union], Y_ALL[union]),
-                           X_TEST)
+        assert_same_model(merge_models(loaded), cls().fit(X_ALL[union], Y_ALL[union]),
+                          X_TEST)
 
 
 def _pipelines(features_of, cls=LeastSquaresClassifier):
@@ -129,7 +120,7 @@ def test_pipelines_with_one_shared_feature_map_merge():
     refit = Pipeline([("features", shared), ("clf", LeastSquaresClassifier())])
     union = np.concatenate(SHARDS)
     refit.partial_fit(X_ALL[union], Y_ALL[union], classes=np.arange(10))
-    _assert_same_model(merged, refit, X_TEST)
+    assert_same_model(merged, refit, X_TEST)
     # A numeric scale reads no rows: fitted by each learner on its own, the same map.
     fixed = merge_models(_pipelines(
         lambda rows: RandomFeatures(300, scale=1.0, random_state=0).fit(X_ALL[rows])))

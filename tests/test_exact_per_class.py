@@ -15,6 +15,8 @@ from sklearn.datasets import load_digits
 from skcl import GaussianDiscriminantClassifier
 from skcl._exact.forgetting import ForgettingError
 
+from ._same_model import assert_same_model
+
 CLASSES = np.arange(10)
 _X, _Y = load_digits(return_X_y=True)
 _X = _X / 16.0
@@ -52,23 +54,13 @@ def _learn(estimator, calls):
     return estimator
 
 
-def _assert_same_model(model, refit, X, rtol=1e-8):
-    for method in ("decision_function", "predict_proba"):
-        got, want = getattr(model, method)(X), getattr(refit, method)(X)
-        finite = np.isfinite(want)
-        np.testing.assert_array_equal(np.isfinite(got), finite)
-        scale = np.abs(want[finite]).max()
-        np.testing.assert_allclose(got[finite], want[finite], rtol=0, atol=rtol * scale,
-                                   err_msg=method)
-
-
 def test_three_hundred_one_row_calls_keep_one_scatter_a_class():
     # Before: 300 calls kept 300 D×D group scatters (+ the pooled ones).
     clf = _learn(GaussianDiscriminantClassifier(covariance="per_class"), _calls(300, 1))
     # Each class's scatter, and the pooled scatter of the rows learned and held out.
     assert _square_matrices(clf, _X.shape[1]) <= len(CLASSES) + 2
     whole = GaussianDiscriminantClassifier(covariance="per_class").fit(_X[:300], _Y[:300])
-    _assert_same_model(clf, whole, _X[300::4])
+    assert_same_model(clf, whole, _X[300::4], hyperparameters=False)
 
 
 @pytest.mark.parametrize("components", ["auto", "task_class"])
@@ -79,7 +71,7 @@ def test_store_group_scatter_keeps_one_a_call_and_class_and_the_same_model(compo
     clf, kept = _learn(make(), calls), _learn(make(store_group_scatter=True), calls)
     assert _square_matrices(clf, _X.shape[1]) <= len(CLASSES) + 2
     assert _square_matrices(kept, _X.shape[1]) >= 40
-    _assert_same_model(clf, kept, _X[::9])
+    assert_same_model(clf, kept, _X[::9], hyperparameters=False)
 
 
 @pytest.mark.parametrize("params", [{}, {"components": "class"}, {"shrinkage": 0.2},
@@ -90,7 +82,7 @@ def test_many_small_calls_are_the_one_fit_on_all_rows(params):
     whole = GaussianDiscriminantClassifier(covariance="per_class", **params).fit(
         _X[:600], _Y[:600])
     assert len(streamed.component_classes_) == len(CLASSES)
-    _assert_same_model(streamed, whole, _X[600::3])
+    assert_same_model(streamed, whole, _X[600::3], hyperparameters=False)
     assert streamed.shrinkage_ == pytest.approx(whole.shrinkage_, rel=1e-10)
 
 
@@ -144,7 +136,7 @@ def test_forgetting_classes_and_a_call_that_alone_learned_them_is_a_refit(shrink
     model.forget_task(0)
     left = [(X[y != 7], y[y != 7]) for X, y in tasks]
     refit = _learn(make(), left[1:])
-    _assert_same_model(model, refit, _X[::7])
+    assert_same_model(model, refit, _X[::7], hyperparameters=False)
     assert model.shrinkage_ == pytest.approx(refit.shrinkage_, rel=1e-8)
 
 
@@ -158,13 +150,13 @@ def test_forgetting_a_call_whose_classes_other_calls_learned_is_refused_clearly(
     np.testing.assert_array_equal(model.predict_proba(_X[::7]), before)
     # The rows forget it, as a refit on the other calls.
     model.forget(*calls[2], task=2)
-    _assert_same_model(model, _learn(GaussianDiscriminantClassifier(covariance="per_class"),
-                                     calls[:2] + calls[3:]), _X[::7])
+    assert_same_model(model, _learn(GaussianDiscriminantClassifier(covariance="per_class"),
+                                    calls[:2] + calls[3:]), _X[::7], hyperparameters=False)
     # With each call's own scatter kept, the call alone goes.
     kept = _learn(GaussianDiscriminantClassifier(covariance="per_class",
                                                  store_group_scatter=True), calls)
     kept.forget_task(2)
-    _assert_same_model(kept, model, _X[::7])
+    assert_same_model(kept, model, _X[::7], hyperparameters=False)
 
 
 def test_the_covariance_structure_cannot_change_between_calls():
@@ -184,4 +176,4 @@ def test_decay_scales_each_class_scatter_as_the_weights_it_stands_for():
     for t, (X, y) in enumerate(calls):
         weighted.partial_fit(X, y, classes=CLASSES,
                              sample_weight=np.full(len(y), 0.7 ** (len(calls) - 1 - t)))
-    _assert_same_model(decayed, weighted, _X[::7])
+    assert_same_model(decayed, weighted, _X[::7], hyperparameters=False)
