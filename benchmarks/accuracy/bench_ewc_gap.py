@@ -144,10 +144,7 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
         strength = lam * (B / 2 if summed or "true fisher" not in factors else 1 / 2)
         mode = dict(mode="online", decay_factor=1.0) if "one anchor" in factors else {}
         strategy = EWC(net, adam, ce, ewc_lambda=strength, **mode, **common)
-    with harness.Stopwatch() as watch:
-        for experience in bench.train_stream:
-            strategy.train(experience)
-    fit_s = watch.seconds
+    fit_s = field.train_avalanche(strategy, bench)
 
     @torch.no_grad()
     def predict(X, task=None):

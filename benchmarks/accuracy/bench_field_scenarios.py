@@ -257,10 +257,7 @@ def run_avalanche(method, tasks, cfg, strength):
                                 streaming_update_sigma=True, **common)
     else:
         raise ValueError(method)
-    with harness.Stopwatch() as watch:
-        for experience in bench.train_stream:
-            strategy.train(experience)
-    fit_s = watch.seconds
+    fit_s = train_avalanche(strategy, bench)
 
     @torch.no_grad()
     def predict(X, task=None):
@@ -274,6 +271,14 @@ def run_avalanche(method, tasks, cfg, strength):
         return net(X, torch.full((len(X),), task)).argmax(1).numpy()
 
     return fit_s, predict
+
+
+def train_avalanche(strategy, bench):
+    """Seconds to train an Avalanche ``strategy`` on every experience of ``bench``'s stream."""
+    with harness.Stopwatch() as watch:
+        for experience in bench.train_stream:
+            strategy.train(experience)
+    return watch.seconds
 
 
 def _among(scores, classes):
