@@ -72,6 +72,20 @@ def test_the_timer_is_the_median_after_one_untimed_warm_up():
     assert "no warm-up" in cold.meaning and len(cold.runs) == 2
 
 
+def test_the_stopwatch_tells_waiting_from_working():
+    with _harness.Stopwatch() as idle:
+        time.sleep(0.2)
+    with _harness.Stopwatch() as busy:
+        end = time.process_time() + 0.2
+        while time.process_time() < end:
+            pass
+    assert idle.seconds >= 0.2 and idle.cpu_seconds < 0.1  # slept: wall time, no work
+    assert busy.cpu_seconds >= 0.2
+    first = idle.seconds, idle.cpu_seconds
+    time.sleep(0.01)
+    assert (idle.seconds, idle.cpu_seconds) == first  # read after the block: the block's
+
+
 def test_the_parser_adds_only_the_shared_options_asked_for(monkeypatch):
     monkeypatch.setenv("SKCL_DATA_DIR", "/data")
     args = _harness.parser("Doc.", data=True, repeats=7, quick="fewer").parse_args([])
