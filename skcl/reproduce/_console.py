@@ -32,8 +32,8 @@ EXAMPLES = """examples, one per group of sequences (times on 2 CPU cores):
       'mnist-mlp', an MLP on the pixels, shrunk (its time is not measured)
   skcl reproduce mnist-pixels --data-dir DIR \\
       --rows-per-task 1000 --n-components 500
-      'mnist-pixels', shrunk: 90 s of CPU time (572 s wall with the
-      machine's 2 cores shared by a load of 22; the full run: over 16 min)
+      'mnist-pixels', shrunk: 30 s on 2 quiet cores (572 s with them
+      shared by a load of 22; the full run: over 16 min)
 
 a full run prints a line at least every 30 s; --rows-per-task,
 --n-components and --epochs shrink a run (the full run is the default).
