@@ -145,6 +145,18 @@ def test_switching_to_per_domain_mid_sequence_is_a_clear_error():
         clf.predict(tasks[1][0])
 
 
+def _random_feature_tasks(data, n_train, n_test, n_components):
+    """The first rows of each task, pixels / 255 → RandomFeatures fitted on task 0, float64."""
+    def rows(split, n):
+        return [(np.asarray(X[:n], dtype=np.float64) / 255, np.asarray(y[:n]))
+                for X, y in data[split]]
+
+    train, test = rows("train", n_train), rows("test", n_test)
+    features = RandomFeatures(n_components, random_state=0).fit(train[0][0])
+    return [[(features.transform(X).astype(np.float64), y) for X, y in part]
+            for part in (train, test)]
+
+
 def test_per_domain_closes_the_gap_of_three_permutations_on_mnist(shared_data_dir):
     """Permuted MNIST, 3 permutations, 1,000 rows a task, M = 300 random features.
 
@@ -152,16 +164,8 @@ def test_per_domain_closes_the_gap_of_three_permutations_on_mnist(shared_data_di
     component each, shared covariance 82.5 %, per domain 84.3 % (the
     oracle of a model per task scored on its own task: 84.3 %).
     """
-    data = load_permuted_mnist(3, root=shared_data_dir)
-
-    def rows(split, n):
-        return [(np.asarray(X[:n], dtype=np.float64) / 255, np.asarray(y[:n]))
-                for X, y in data[split]]
-
-    train, test = rows("train", 1000), rows("test", 500)
-    features = RandomFeatures(300, random_state=0).fit(train[0][0])
-    train = [(features.transform(X).astype(np.float64), y) for X, y in train]
-    test = [(features.transform(X).astype(np.float64), y) for X, y in test]
+    train, test = _random_feature_tasks(load_permuted_mnist(3, root=shared_data_dir),
+                                        1000, 500, 300)
 
     def accuracy(covariance, tasks):
         clf = GaussianDiscriminantClassifier(covariance=covariance, components="task_class")
@@ -188,16 +192,8 @@ def test_shared_gate_keeps_neighbouring_rotations_from_claiming_each_others_rows
     """
     from skcl.datasets import load_rotated_mnist
 
-    data = load_rotated_mnist((72, 90, 108), root=shared_data_dir)
-
-    def rows(split, n):
-        return [(np.asarray(X[:n], dtype=np.float64) / 255, np.asarray(y[:n]))
-                for X, y in data[split]]
-
-    train, test = rows("train", 2000), rows("test", 500)
-    features = RandomFeatures(1000, random_state=0).fit(train[0][0])
-    train = [(features.transform(X).astype(np.float64), y) for X, y in train]
-    test = [(features.transform(X).astype(np.float64), y) for X, y in test]
+    train, test = _random_feature_tasks(
+        load_rotated_mnist((72, 90, 108), root=shared_data_dir), 2000, 500, 1000)
 
     def accuracy(clf):
         return np.mean([np.mean(clf.predict(X) == y) for X, y in test])
