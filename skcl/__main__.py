@@ -26,6 +26,7 @@ import zipfile
 from pathlib import Path
 
 # The registries import only the standard library: parsing stays light.
+from ._exact.openblas import CrashingBLASError
 from .reproduce._console import EXAMPLES, fill, progress_shown, wrapped
 from .reproduce._registry import METHODS
 from .reproduce._sequences import GROUPS, PRETRAINING, SEQUENCES, pretraining_tasks
@@ -251,6 +252,7 @@ def _in_flag_terms(message):
          "(run without --download to see where)"),
         ("download=True", "--download"),
         ("extractor_weights", "--extractor-weights"),
+        ("methods=", "--methods "),
     ]:
         message = message.replace(python, flag)
     return message
@@ -454,8 +456,9 @@ def _run_columns(args, rp, methods, extra_columns, protocol, on_row=None):
                 verbose=int(args.verbose), protocol=protocol, **_shrinking(args),
             )
             rows += extra_rows
-    except (FileNotFoundError, ImportError, ValueError) as exc:
-        # Missing data, torchvision or a bad weights file: say what to do.
+    except (FileNotFoundError, ImportError, ValueError, CrashingBLASError) as exc:
+        # Missing data, torchvision, a bad weights file or a BLAS that
+        # would crash (refused before any data loads): say what to do.
         raise UserError(_in_flag_terms(str(exc))) from None
     return rows, models
 

@@ -201,3 +201,44 @@ def test_randumb_refits_once_per_prediction_after_new_rows(monkeypatch):
     np.testing.assert_array_equal(model.predict_proba(X_test), first)
     model.predict(X_test)
     assert fits == [sum(len(y) for _, y in data.train)]
+
+
+def test_reproduce_refuses_a_crashing_width_before_loading_any_data(monkeypatch, tmp_path,
+                                                                     capsys):
+    # `skcl reproduce mnist-pixels --n-components 25000` loaded MNIST and ran
+    # the exact family for half an hour before RanDumb's first partial_fit
+    # refused, and then as a traceback. Now both the function and the command
+    # refuse before any data loads (the limit shrunk to 200 here, the library
+    # reported as a crashing OpenBLAS).
+    import skcl.__main__ as cli
+    from skcl import reproduce as rp
+    from skcl.reproduce import _runner
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("data loaded before the refusal")
+
+    monkeypatch.setattr(_runner, "_load_column", no_loading)
+    monkeypatch.setattr(openblas, "DIRECT_MAX_COLUMNS", 200)
+    library = {"internal_api": "openblas", "version": "0.3.31.188.0", "num_threads": 2,
+               "filepath": "/site-packages/numpy.libs/libscipy_openblas64_-32a4b2a6.so",
+               "user_api": "blas"}
+    monkeypatch.setattr("threadpoolctl.threadpool_info", lambda: [library])
+    with pytest.raises(openblas.CrashingBLASError, match=r"RanDumb \(RanDumbJoint\("
+                       r"n_components=300\)\).*OpenBLAS 0\.3\.31\.188\.0"):
+        rp.reproduce("mnist-pixels", overrides={"n_components": 300}, root=tmp_path)
+    with pytest.raises(RuntimeError, match="OPENBLAS_NUM_THREADS=1"):
+        run_column("ci-split-mnist-pixels", "sr", overrides={"n_components": 300})
+    status = cli.main(["reproduce", "mnist-pixels", "--n-components", "300", "--quiet",
+                       "--data-dir", str(tmp_path), "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "OpenBLAS 0.3.31.188.0" in err and "OPENBLAS_NUM_THREADS=1" in err
+    # The hint leaves RanDumb out of the column's methods, in the command's words.
+    others = [m.key for m in methods_for("ci-split-mnist-pixels") if m.name != "RanDumb"]
+    assert err.rstrip().endswith("Or leave RanDumb out: --methods " + " ".join(others)), err
+    # At the width skcl keeps below the limit, or without RanDumb, nothing is refused.
+    exact = [m for m in methods_for("ci-split-mnist-pixels") if m.name != "RanDumb"]
+    with pytest.raises(AssertionError, match="data loaded"):
+        run_column("ci-split-mnist-pixels", "sr", exact, overrides={"n_components": 300})
+    with pytest.raises(AssertionError, match="data loaded"):
+        run_column("ci-split-mnist-pixels", "sr", overrides={"n_components": 200})

@@ -22,8 +22,8 @@ it up front, naming the library and the workaround.
 import numbers
 import os
 
-__all__ = ["DIRECT_MAX_COLUMNS", "MEASURED_CRASHING", "crashing_openblas",
-           "refuse_wide_products"]
+__all__ = ["DIRECT_MAX_COLUMNS", "MEASURED_CRASHING", "CrashingBLASError",
+           "crashing_openblas", "refuse_wide_products"]
 
 # The widest product and Cholesky skcl hands to BLAS / LAPACK whole: every
 # probe at or below it ran (12,000 columns at 1,342 and 2,048 rows, 8,192 at
@@ -32,6 +32,10 @@ __all__ = ["DIRECT_MAX_COLUMNS", "MEASURED_CRASHING", "crashing_openblas",
 DIRECT_MAX_COLUMNS = 12_000
 # The releases seen to crash (none was seen not to), for the message.
 MEASURED_CRASHING = ("0.3.29", "0.3.30", "0.3.31", "0.3.34")
+
+
+class CrashingBLASError(RuntimeError):
+    """Work refused up front because the loaded BLAS would segfault running it."""
 
 
 def crashing_openblas():
@@ -66,8 +70,8 @@ def refuse_wide_products(n_columns, what):
 
     Raises
     ------
-    RuntimeError
-        Above ``DIRECT_MAX_COLUMNS`` columns with an OpenBLAS on more
+    CrashingBLASError
+        A RuntimeError, above ``DIRECT_MAX_COLUMNS`` columns with an OpenBLAS on more
         than one thread.
     """
     if not isinstance(n_columns, numbers.Integral) or n_columns <= DIRECT_MAX_COLUMNS:
@@ -75,7 +79,7 @@ def refuse_wide_products(n_columns, what):
     info = crashing_openblas()
     if info is None:
         return
-    raise RuntimeError(
+    raise CrashingBLASError(
         f"{what} runs scikit-learn's products and Choleskys of {n_columns:,} columns, "
         f"which segfault in the loaded OpenBLAS {info['version']} "
         f"({os.path.basename(info['filepath'])}, {info['num_threads']} threads) above "

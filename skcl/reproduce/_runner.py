@@ -21,7 +21,8 @@ import numpy as np
 from ..exceptions import SingleClassTaskWarning
 from ..pipeline import make_pipeline
 from ._extractors import _say, logger, pretrained_extractor, transform_tasks
-from ._method import _run_method
+from .._exact.openblas import CrashingBLASError, refuse_wide_products
+from ._method import _configured_estimator, _run_method
 from ._sequences import (
     PRETRAINING,
     SEQUENCES,
@@ -140,6 +141,7 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
     label = column_label(sequence, model)
     seeds = _seeds(random_state, n_seeds)
     _check_protocol(protocol)
+    _refuse_crashing_methods([(sequence, model)], methods, overrides)
     column = _load_column(seq, sequence, model, label, root=root, download=download,
                           pretraining=pretraining, extractor=extractor,
                           random_state=random_state, log=log)
@@ -155,6 +157,33 @@ def run_column(sequence, model, methods=None, *, n_jobs=None, random_state=0, n_
             models[method.name] = best
         rows += method_rows
     return rows, models
+
+
+def _refuse_crashing_methods(columns, methods, overrides):
+    """Raise before any data loads where a method would crash the loaded BLAS.
+
+    scikit-learn's models (RanDumb's) run their products of
+    ``n_components`` columns in the loaded BLAS, which skcl cannot block
+    as it blocks its own: above :data:`~skcl._exact.openblas.DIRECT_MAX_COLUMNS`
+    a threaded OpenBLAS segfaults, which would end the run hours in
+    (:func:`~skcl._exact.openblas.refuse_wide_products` says why and the
+    workaround). Raises ``CrashingBLASError``, a RuntimeError.
+    """
+    for sequence, model in columns:
+        seq, chosen = SEQUENCES[sequence], methods_for(sequence, methods)
+        for method in chosen:
+            cls = method.resolve()
+            if cls is None or method.origin != "scikit-learn":
+                continue  # skcl's own products are blocked below the limit
+            estimator, _ = _configured_estimator({}, cls, method, seq, model, 0,
+                                                 overrides or {})
+            n = estimator.get_params().get("n_components")
+            try:
+                refuse_wide_products(n, f"{method.name} ({cls.__name__}(n_components={n}))")
+            except CrashingBLASError as refused:
+                others = " ".join(m.key for m in chosen if m is not method)
+                raise CrashingBLASError(
+                    f"{refused} Or leave {method.name} out: methods={others}") from None
 
 
 def _shrunk(column, rows_per_task, seed):
@@ -401,6 +430,7 @@ def reproduce(sequence, model="both", methods=None, *, n_jobs=None, random_state
         )
     _seeds(random_state, n_seeds)  # a bad count fails before any work
     _check_protocol(protocol)
+    _refuse_crashing_methods(columns, methods, overrides)
     rows, models, extractors = [], {}, {}
     for seq, mod in columns:
         extractor = None
