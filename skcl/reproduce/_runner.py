@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._exact.openblas import CrashingBLASError, refuse_wide_products
 from ..exceptions import SingleClassTaskWarning
 from ..pipeline import make_pipeline
 from ._extractors import _say, logger, pretrained_extractor, transform_tasks
-from .._exact.openblas import CrashingBLASError, refuse_wide_products
 from ._method import _configured_estimator, _run_method
 from ._sequences import (
     PRETRAINING,
