@@ -20,8 +20,10 @@ digits) and the 10,000 test images:
   then the test predictions.
 * ``floor``: measured in the same process after each skcl fit, on the same
   machine and threads: one product ΦᵀΦ of the 60,000 × M features in the
-  update's precision (float64 on the CPU, a task's 12,000 rows at a time,
-  each block's added in place) plus one Cholesky of an M × M positive
+  update's precision (on the CPU float32 blocks of
+  ``skcl._exact.moments.FLOAT32_BLOCK_ROWS`` rows, each block's product
+  added into a float64 sum, as the update multiplies float32 features)
+  plus one Cholesky of an M × M positive
   definite matrix (the faster of numpy's and scipy's; above
   ``skcl._exact.linalg.CHOLESKY_MAX_DIRECT``, where their LAPACK crashes
   in OpenBLAS 0.3.30/0.3.31, skcl's blocked Cholesky, and the product
@@ -85,29 +87,29 @@ def _floor(n, m, backend):
                 out[name] = (product.seconds, factor.seconds)
                 del P, G
         return out
-    # In row blocks of a task's size, each added into G in place (BLAS syrk,
-    # β = 1, on G's lower triangle, which both Choleskys below read): the
-    # floor holds G and one block, not the n × M float64 matrix (12 GB at
-    # M = 25,000). Only the products are timed. Wider than OpenBLAS's
-    # threaded syrk survives, skcl's blocked product and an addition
+    # In the update's precision: the features are float32, so skcl
+    # multiplies them in float32 blocks of FLOAT32_BLOCK_ROWS rows, each
+    # block's product added into the float64 G (moments.float32_products):
+    # the floor does the same, on a task's rows at a time (it holds G, one
+    # block's product and a task's float32 rows, not the 6 GB of all rows
+    # at M = 25,000). Only the products and additions are timed. Wider
+    # than OpenBLAS's threaded syrk survives, skcl's blocked product
     # (benchmarks/timing/bench_openblas_crash.py maps where it crashes).
     from skcl._exact.linalg import CHOLESKY_MAX_DIRECT
     from skcl._exact.linalg import cholesky as blocked_cholesky
-    from skcl._exact.moments import _SYRK_MAX_COLUMNS, gram
+    from skcl._exact.moments import FLOAT32_BLOCK_ROWS, gram
 
     G = np.zeros((m, m))
-    wide = np.empty((m, m)) if m > _SYRK_MAX_COLUMNS else None
+    block_product = np.empty((m, m), dtype=np.float32)
     product = 0.0
     for start in range(0, n, FLOOR_BLOCK_ROWS):
-        block = rng.standard_normal((min(FLOOR_BLOCK_ROWS, n - start), m))
+        rows = rng.standard_normal((min(FLOOR_BLOCK_ROWS, n - start), m), dtype=np.float32)
         with harness.Stopwatch() as watch:
-            if wide is None:
-                scipy.linalg.blas.dsyrk(1.0, block.T, beta=1.0, c=G.T, overwrite_c=True)
-            else:
-                G += gram(block, out=wide)
+            for a in range(0, len(rows), FLOAT32_BLOCK_ROWS):
+                G += gram(rows[a:a + FLOAT32_BLOCK_ROWS], out=block_product)
         product += watch.seconds
-        del block
-    del wide
+        del rows
+    del block_product
     G[np.diag_indices(m)] += n
     # The faster of numpy's and scipy's (each its own OpenBLAS): 8.3 and 6.1 s
     # at M = 10,000 on two cores. Where their potrf would crash (its
@@ -120,7 +122,7 @@ def _floor(n, m, backend):
         with harness.Stopwatch() as watch:
             cholesky(G)
         choleskys.append(watch.seconds)
-    return {"float64": (product, min(choleskys))}
+    return {"update": (product, min(choleskys))}
 
 
 def run_one(model, m, data_dir, backend):
@@ -202,9 +204,9 @@ def main():
                 continue
             r = out.value
             floors = r.get("floor", {})
-            # The floor in the update's precision: float64 on the CPU; on a
-            # GPU the float32 one too, printed after.
-            product, chol = floors.get("float64", (np.nan, np.nan))
+            # The floor in the update's precision on the CPU (float32 blocks
+            # into float64 sums); on a GPU float64, and float32 printed after.
+            product, chol = floors.get("update", floors.get("float64", (np.nan, np.nan)))
             floor = product + chol
             extra = None
             if "float32" in floors:
