@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 # The registries import only the standard library: parsing stays light.
-from ._exact.openblas import CrashingBLASError
+from .exceptions import CrashingBLASError
 from .reproduce._console import EXAMPLES, fill, progress_shown, wrapped
 from .reproduce._registry import METHODS
 from .reproduce._sequences import GROUPS, PRETRAINING, SEQUENCES, pretraining_tasks

@@ -10,7 +10,7 @@ parameter value warns with :class:`FutureWarning`, as in scikit-learn.
 Importing this module imports neither JAX nor an estimator.
 """
 
-__all__ = ["SingleClassTaskWarning"]
+__all__ = ["CrashingBLASError", "SingleClassTaskWarning"]
 
 
 class SingleClassTaskWarning(UserWarning):
@@ -36,4 +36,23 @@ class SingleClassTaskWarning(UserWarning):
     ...     clf = clf.partial_fit(*data.train[0], classes=data.classes)
     >>> clf.n_tasks_seen_
     1
+    """
+
+
+class CrashingBLASError(RuntimeError):
+    """Work refused up front because the loaded BLAS would segfault running it.
+
+    OpenBLAS's threaded ``syrk`` (releases 0.3.29 to 0.3.34 on two
+    threads) crashes the process for products and Choleskys wider than
+    about 16,000 columns. skcl builds its own wider ones from blocks, but
+    scikit-learn's models it runs (RanDumb's, in ``skcl reproduce``) cannot
+    be blocked: they are refused before any data loads, with the library's
+    version and the workaround (one BLAS thread, or another BLAS) in the
+    message. A RuntimeError, so code that caught that still does.
+
+    Examples
+    --------
+    >>> from skcl.exceptions import CrashingBLASError
+    >>> issubclass(CrashingBLASError, RuntimeError)
+    True
     """

@@ -13,6 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from skcl import GaussianDiscriminantClassifier, LeastSquaresClassifier
 from skcl._exact import openblas
 from skcl.datasets import load_ci_split_wine
+from skcl.exceptions import CrashingBLASError
 from skcl.feature_extraction import RandomFeatures
 from skcl.reproduce import SEQUENCES, columns_for, methods_for, run_column, select_methods
 from skcl.reproduce._at_scale import (
@@ -223,7 +224,7 @@ def test_reproduce_refuses_a_crashing_width_before_loading_any_data(monkeypatch,
                "filepath": "/site-packages/numpy.libs/libscipy_openblas64_-32a4b2a6.so",
                "user_api": "blas"}
     monkeypatch.setattr("threadpoolctl.threadpool_info", lambda: [library])
-    with pytest.raises(openblas.CrashingBLASError, match=r"RanDumb \(RanDumbJoint\("
+    with pytest.raises(CrashingBLASError, match=r"RanDumb \(RanDumbJoint\("
                        r"n_components=300\)\).*OpenBLAS 0\.3\.31\.188\.0"):
         rp.reproduce("mnist-pixels", overrides={"n_components": 300}, root=tmp_path)
     with pytest.raises(RuntimeError, match="OPENBLAS_NUM_THREADS=1"):

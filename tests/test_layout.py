@@ -160,6 +160,9 @@ ALLOWED_PRIVATE_MODULES = {
     ("skcl.reproduce._at_scale", "skcl._exact.openblas"):
         "RanDumb's model refuses up front where the exact family's own products are blocked "
         "around OpenBLAS's crashing syrk: one limit and one version list for both",
+    ("skcl.reproduce._runner", "skcl._exact.openblas"):
+        "the protocol refuses, before any data loads, a scikit-learn model whose products would "
+        "crash the loaded OpenBLAS: the exact family's limit and version list, not a copy",
     ("skcl.reproduce._method", "skcl.model_selection._sequence"):
         "the protocol learns scikit-learn baselines (GaussianNB, SGD) as the search does, and "
         "is_skcl_classifier is how the search tells them apart, not a public name",

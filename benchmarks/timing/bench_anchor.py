@@ -51,7 +51,8 @@ import scipy.linalg
 # The same tasks as the units benchmark.
 from benchmarks import _harness as harness
 from benchmarks.accuracy.bench_feature_units import _tasks
-from skcl._exact.openblas import CrashingBLASError, refuse_wide_products
+from skcl._exact.openblas import refuse_wide_products
+from skcl.exceptions import CrashingBLASError
 
 MODELS = ("gaussian", "least-squares", "randumb")
 # The floor's product ΦᵀΦ on the host, a block of rows at a time: a task's.

@@ -22,8 +22,10 @@ it up front, naming the library and the workaround.
 import numbers
 import os
 
-__all__ = ["DIRECT_MAX_COLUMNS", "MEASURED_CRASHING", "CrashingBLASError",
-           "crashing_openblas", "refuse_wide_products"]
+from ..exceptions import CrashingBLASError
+
+__all__ = ["DIRECT_MAX_COLUMNS", "MEASURED_CRASHING", "crashing_openblas",
+           "refuse_wide_products"]
 
 # The widest product and Cholesky skcl hands to BLAS / LAPACK whole: every
 # probe at or below it ran (12,000 columns at 1,342 and 2,048 rows, 8,192 at
@@ -32,10 +34,6 @@ __all__ = ["DIRECT_MAX_COLUMNS", "MEASURED_CRASHING", "CrashingBLASError",
 DIRECT_MAX_COLUMNS = 12_000
 # The releases seen to crash (none was seen not to), for the message.
 MEASURED_CRASHING = ("0.3.29", "0.3.30", "0.3.31", "0.3.34")
-
-
-class CrashingBLASError(RuntimeError):
-    """Work refused up front because the loaded BLAS would segfault running it."""
 
 
 def crashing_openblas():
@@ -70,7 +68,7 @@ def refuse_wide_products(n_columns, what):
 
     Raises
     ------
-    CrashingBLASError
+    skcl.exceptions.CrashingBLASError
         A RuntimeError, above ``DIRECT_MAX_COLUMNS`` columns with an OpenBLAS on more
         than one thread.
     """

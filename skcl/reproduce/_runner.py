@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._exact.openblas import CrashingBLASError, refuse_wide_products
-from ..exceptions import SingleClassTaskWarning
+from .._exact.openblas import refuse_wide_products
+from ..exceptions import CrashingBLASError, SingleClassTaskWarning
 from ..pipeline import make_pipeline
 from ._extractors import _say, logger, pretrained_extractor, transform_tasks
 from ._method import _configured_estimator, _run_method
@@ -167,7 +167,7 @@ def _refuse_crashing_methods(columns, methods, overrides):
     as it blocks its own: above :data:`~skcl._exact.openblas.DIRECT_MAX_COLUMNS`
     a threaded OpenBLAS segfaults, which would end the run hours in
     (:func:`~skcl._exact.openblas.refuse_wide_products` says why and the
-    workaround). Raises ``CrashingBLASError``, a RuntimeError.
+    workaround). Raises :class:`~skcl.exceptions.CrashingBLASError`, a RuntimeError.
     """
     for sequence, model in columns:
         seq, chosen = SEQUENCES[sequence], methods_for(sequence, methods)
