@@ -187,6 +187,26 @@ def test_task_moments_in_threads_restore_blas_and_match_one_thread_from_any_thre
     assert workers < 4 and (workers == 1 or rows >= 4096)
 
 
+def test_a_task_of_one_chunk_is_shared_among_threads_with_the_same_moments(monkeypatch):
+    from skcl._exact import task
+
+    # 10,132 rows of 2,000 features fit one chunk (16 MB of float64 rows, or
+    # 8·D): the pass over them ran on one core while the other waited.
+    monkeypatch.setattr(task, "_blas_threads", lambda: 2)
+    assert task._workers(10132, 2000, task._chunk_rows(2000), 0) == (2, 5066)
+    assert task._workers(900, 2000, task._chunk_rows(2000), 0)[0] == 1  # under D rows each
+    rng = np.random.default_rng(3)
+    X = (rng.standard_normal((3000, 40)) + 20).astype(np.float32)
+    groups, w = rng.integers(0, 3, 3000), rng.random(3000)
+    shared = task.moments_of_rows(X, groups, w, ["a", "b", "c"])
+    assert task._workers(3000, 40, task._chunk_rows(40), 0)[0] == 2
+    monkeypatch.setattr(task, "_blas_threads", lambda: 1)
+    alone = task.moments_of_rows(X, groups, w, ["a", "b", "c"])
+    np.testing.assert_allclose(shared.means, alone.means, rtol=1e-13)
+    np.testing.assert_allclose(shared.scatter, alone.scatter, rtol=0,
+                               atol=1e-6 * np.abs(alone.scatter).max())
+
+
 def test_held_out_rows_depend_on_the_rows_not_on_their_order_or_chunks():
     X = np.random.default_rng(2).standard_normal((20000, 7))
     mask = heldout_rows(X, 0.1, seed=3)

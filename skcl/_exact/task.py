@@ -223,18 +223,23 @@ def _workers(n_rows, n_features, step, n_group_products, float32=False):
     """How many threads share the chunks, and the rows of each one's chunks.
 
     As many as BLAS may use (``threadpoolctl``, ``OMP_NUM_THREADS``), at
-    most one per chunk, few enough that their buffers and D×D sums stay
-    within 512 MB (chunks shrink to share it, down to D rows). One off the
+    most one per chunk or per D rows (a task of one chunk is split among
+    them: its pass, which numpy runs on one core, is then shared), few
+    enough that their buffers and D×D sums stay within 512 MB (chunks
+    shrink to share it, down to D rows). One off the
     main thread (Dask's workers, say): the cores are spoken for there.
     """
     if threading.current_thread() is not threading.main_thread():
         return 1, step
     d = max(int(n_features), 1)
+    # A worker per chunk, or per D rows (and at least _FEW_ROWS) of fewer
+    # chunks: one chunk's pass would otherwise run on one core.
+    most = max(-(-n_rows // step), n_rows // max(d, _FEW_ROWS))
     # Per worker: the chunk and held-out buffers (and the sorting one for
     # each group's scatter), and both sides' D×D sums (and float32 products).
     per_row = (3 if n_group_products else 2) * d
     fixed = 2 * d * d * (1 + n_group_products) + (d * d if float32 else 0)
-    for workers in range(min(_blas_threads(), -(-n_rows // step)), 1, -1):
+    for workers in range(min(_blas_threads(), most), 1, -1):
         rows = min(step, (_SCRATCH_VALUES // workers - fixed) // per_row)
         if rows >= d:
             # Chunks of one size, as many for each worker: none waits for another.
