@@ -187,6 +187,61 @@ def test_task_moments_in_threads_restore_blas_and_match_one_thread_from_any_thre
     assert workers < 4 and (workers == 1 or rows >= 4096)
 
 
+def test_a_task_of_one_chunk_is_shared_among_threads_with_the_same_moments(monkeypatch):
+    from skcl._exact import task
+
+    # 10,132 rows of 2,000 features fit one chunk (16 MB of float64 rows, or
+    # 8·D): the pass over them ran on one core while the other waited.
+    monkeypatch.setattr(task, "_blas_threads", lambda: 2)
+    assert task._workers(10132, 2000, task._chunk_rows(2000), 0) == (2, 5066)
+    assert task._workers(900, 2000, task._chunk_rows(2000), 0)[0] == 1  # under D rows each
+    rng = np.random.default_rng(3)
+    X = (rng.standard_normal((3000, 40)) + 20).astype(np.float32)
+    groups, w = rng.integers(0, 3, 3000), rng.random(3000)
+    shared = task.moments_of_rows(X, groups, w, ["a", "b", "c"])
+    assert task._workers(3000, 40, task._chunk_rows(40), 0)[0] == 2
+    monkeypatch.setattr(task, "_blas_threads", lambda: 1)
+    alone = task.moments_of_rows(X, groups, w, ["a", "b", "c"])
+    np.testing.assert_allclose(shared.means, alone.means, rtol=1e-13)
+    np.testing.assert_allclose(shared.scatter, alone.scatter, rtol=0,
+                               atol=1e-6 * np.abs(alone.scatter).max())
+
+
+@pytest.mark.parametrize("per_group_scatter", [False, True])
+def test_float32_rows_written_in_float32_by_the_pass_match_float64_two_passes(
+        per_group_scatter, monkeypatch):
+    from skcl._exact import moments, task
+
+    # None held out: the pass rounds each row to float32 in its chunk buffer
+    # (HostRows.for_worker), the products take blocks of it as they are.
+    # Small blocks and chunks, and two workers: blocks of one size, chunk
+    # ends and the workers' sums all occur.
+    monkeypatch.setattr(moments, "FLOAT32_BLOCK_ROWS", 150)
+    monkeypatch.setattr(task, "_blas_threads", lambda: 2)
+    rng = np.random.default_rng(21)
+    # An offset of 50 against spreads of 0.1 to 3: without the shift float32
+    # would keep no digit of the small features' scatter.
+    X = (rng.standard_normal((4000, 12)) * np.geomspace(0.1, 3, 12) + 50).astype(np.float32)
+    groups, w = rng.integers(0, 3, 4000), rng.random(4000) * 2
+    keys = [(0, "a"), (0, "b"), (0, "c")]
+    for chunk_rows in (1111, None):
+        m = task.moments_of_rows(X, groups, w, keys, per_group_scatter=per_group_scatter,
+                                 chunk_rows=chunk_rows)
+        pooled = 0.0
+        for g in range(3):
+            mine = groups == g
+            mean, scatter = _two_pass(X[mine].astype(np.float64), w[mine])
+            np.testing.assert_allclose(m.means[g], mean, rtol=1e-12)
+            if per_group_scatter:
+                np.testing.assert_allclose(m.group_scatter[g], scatter, rtol=0,
+                                           atol=1e-6 * np.abs(scatter).max())
+            pooled = pooled + scatter
+        error = np.abs(m.scatter - pooled)
+        assert 0 < error.max() <= 1e-6 * np.abs(pooled).max()  # float32's, not float64's
+        diagonal = np.diag(pooled)  # the smallest features' own scatter too
+        assert np.all(np.abs(np.diag(m.scatter) - diagonal) <= 1e-6 * diagonal)
+
+
 def test_held_out_rows_depend_on_the_rows_not_on_their_order_or_chunks():
     X = np.random.default_rng(2).standard_normal((20000, 7))
     mask = heldout_rows(X, 0.1, seed=3)

@@ -5,7 +5,7 @@ with X a Dask array of n rows of D = 784 values (pixel-like, 0..255,
 generated on the workers block by block): the features of a block are
 computed where the block lies (``RandomFeatures.transform`` of a Dask
 array is a lazy Dask array) and reduced there to the classifier's moments
-(``skcl._exact.task.dask_task_moments``), so the n × M feature matrix never
+(``skcl._exact.dask_task.dask_task_moments``), so the n × M feature matrix never
 exists in one process. The cluster is a ``LocalCluster`` of worker
 processes, each with a memory limit; the n × M float32 features are
 larger than the limits' sum.

@@ -127,11 +127,10 @@ def gaussian(tasks, X_test, y_test, classes):
 
 def scatter_error(model, tasks):
     """max |W − W₆₄| / max |W₆₄|: W the pooled within-class scatter, W₆₄ in float64 by hand."""
-    X = np.concatenate([X for X, _ in tasks]).astype(np.float64)
-    y = np.concatenate([y for _, y in tasks])
-    reference = np.zeros((X.shape[1], X.shape[1]))
-    for label in np.unique(y):
-        rows = X[y == label]
+    d = tasks[0][0].shape[1]
+    reference = np.zeros((d, d))
+    for label in np.unique(np.concatenate([y for _, y in tasks])):  # one class in float64 at a time
+        rows = np.concatenate([X[y == label] for X, y in tasks]).astype(np.float64)
         rows -= rows.mean(axis=0)
         reference += rows.T @ rows
     W = by_class(model.moments_).scatter

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._sequential import BaseSequentialClassifier
 from .._utils.logging import show_skcl_logs
 from .._utils.validation import Interval, StrOptions, is_dask_array
+from . import dask_task, task
 from .backend import BACKENDS, get_backend, resolve_backend
 from .forgetting import scaled
 from .in_place import STATE_LOCK as _STATE_LOCK
@@ -27,7 +28,6 @@ from .in_place import merge_task, reading
 from .moments import empty_moments, merge
 from .predictive import log_normalise
 from .ranges import answerable, refuse_underflow
-from .task import dask_task_moments, task_moments
 
 __all__ = ["ExactClassifier", "all_moments", "choose"]
 
@@ -304,8 +304,8 @@ class ExactClassifier(BaseSequentialClassifier):
                        per_group_scatter=self._per_group_scatter, backend=self.backend_)
         if is_dask_array(X):
             groups = y.map_blocks(lambda block: np.searchsorted(classes_, block), dtype=np.intp)
-            return dask_task_moments(X, groups, sample_weight, keys, **options)
-        return task_moments(X, np.searchsorted(classes_, y), sample_weight, keys, **options)
+            return dask_task.dask_task_moments(X, groups, sample_weight, keys, **options)
+        return task.task_moments(X, np.searchsorted(classes_, y), sample_weight, keys, **options)
 
     def _commit(self, moments, heldout, classes_, task_scales, record):
         """Keep the merged moments, the classes, each call's weight factor (decay)

@@ -2,7 +2,7 @@
 
 An exact classifier is a function of its sums (:mod:`.moments`), and sums
 of disjoint rows add: the pairwise merge of Chan, Golub and LeVeque that
-joins a task's chunks, and a Dask array's blocks (:func:`.task.dask_task_moments`),
+joins a task's chunks, and a Dask array's blocks (:func:`.dask_task.dask_task_moments`),
 joins models fitted on separate shards (clients, processes, machines) into
 the model one fit on the union gives, hyperparameters and components
 included. Call t of the merged model holds call t of every model: shards

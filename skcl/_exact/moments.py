@@ -28,8 +28,12 @@ __all__ = ["FLOAT32_BLOCK_ROWS", "GroupMoments", "ShiftedSums", "by_class", "cla
            "class_of", "coarsen", "empty_moments", "finite_moments", "float32_products", "gram",
            "merge", "on_host", "subtract_gram"]
 
-#: Rows per float32 product before it is added to its float64 sum.
-FLOAT32_BLOCK_ROWS = 1024
+#: Rows per float32 product before it is added to its float64 sum. Each
+#: block's D×D addition costs about as much as 60 rows' product at D = 2,000;
+#: on random features of MNIST pixels (five tasks, 2,000 features) the scatter
+#: erred by 6.5e-8 of its largest entry with blocks of 1,024 rows, 9.1e-8 with
+#: 4,096 and 8.1e-8 with a worker's whole chunk, for 10 % less CPU at 4,096.
+FLOAT32_BLOCK_ROWS = 4096
 
 # Bounds on the float32 products' operands: below _FLOAT32_SMALLEST their
 # squares near float32's underflow (1.2e-38) even at float32's resolution
@@ -178,7 +182,7 @@ class ShiftedSums:
         Parameters
         ----------
         A : ndarray of float64 of shape (n_rows, n_features)
-            √w_i (x_i − r_{g_i}).
+            √w_i (x_i − r_{g_i}); with ``float32``, float32 too (already rounded).
         groups : ndarray of int of shape (n_rows,)
             Each row's group, in runs of one group when ``per_group_scatter``.
         weights : ndarray of shape (n_rows,)
@@ -210,8 +214,10 @@ class ShiftedSums:
 
     def _add_gram(self, key, A):
         if self.float32:
-            for start in range(0, len(A), FLOAT32_BLOCK_ROWS):
-                self._add_float32_gram(key, A[start:start + FLOAT32_BLOCK_ROWS])
+            # Blocks of one size (at most FLOAT32_BLOCK_ROWS rows): no short last one.
+            size = -(-len(A) // -(-len(A) // FLOAT32_BLOCK_ROWS))
+            for start in range(0, len(A), size):
+                self._add_float32_gram(key, A[start:start + size])
             return
         if key not in self.products:
             self.products[key] = gram(A)
@@ -221,15 +227,17 @@ class ShiftedSums:
         self.products[key] += gram(A, out=self._product)
 
     def _add_float32_gram(self, key, A):
-        """Add one block's AᵀA, rounded to float32 and multiplied in float32."""
+        """Add one block's AᵀA, rounded to float32 (unless it is) and multiplied in float32."""
         m, d = A.shape
-        if self._rows32 is None or len(self._rows32) < m:
-            self._rows32 = np.empty((m if self._rows32 is None else FLOAT32_BLOCK_ROWS, d),
-                                    dtype=np.float32)
         if self._product is None:
             self._product = np.empty((d, d), dtype=np.float32)
-        rows = self._rows32[:m]
-        np.copyto(rows, A, casting="same_kind")
+        rows = A
+        if A.dtype != np.float32:
+            if self._rows32 is None or len(self._rows32) < m:
+                self._rows32 = np.empty((m if self._rows32 is None else FLOAT32_BLOCK_ROWS, d),
+                                        dtype=np.float32)
+            rows = self._rows32[:m]
+            np.copyto(rows, A, casting="same_kind")
         product = gram(rows, out=self._product)
         if key in self.products:
             self.products[key] += product

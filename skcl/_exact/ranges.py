@@ -21,8 +21,11 @@ def refuse_underflow(X):
     Its squares (the scatter, every distance) underflow to zero, and the
     model would silently read the feature as constant: on Wine scaled to
     1e-170 both classifiers predicted one class. A pass over X, beside the
-    update's D² per row.
+    update's D² per row, spared where no value of X's dtype is that small
+    (float32's least, 1.4e-45, squares in float64).
     """
+    if X.dtype.kind == "f" and np.finfo(X.dtype).smallest_subnormal >= _SMALLEST_SQUARABLE:
+        return
     peak = np.abs(X).max(axis=0)
     small = np.flatnonzero((peak > 0) & (peak < _SMALLEST_SQUARABLE))
     if len(small):

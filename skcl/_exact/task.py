@@ -1,4 +1,4 @@
-"""A task's moments, in memory or reduced over a Dask array's blocks.
+"""A task's moments, computed in memory (a Dask array's: :mod:`.dask_task`).
 
 A task's rows split into the rows learned from and the rows held out
 (:func:`~.holdout.heldout_rows`); each side's moments are grouped by
@@ -6,9 +6,7 @@ A task's rows split into the rows learned from and the rows held out
 (:class:`~.moments.ShiftedSums`): one pass over the rows, one matrix
 product. In memory, chunk by chunk, the chunks shared among as many
 threads as BLAS may use (each converts, shifts and multiplies its own on
-one core); from a Dask array, each block's moments where the block lives,
-merged pairwise up a tree (on a ``distributed`` cluster when a client is
-active): a task larger than memory streams through to the in-memory result.
+one core).
 """
 
 import functools
@@ -19,12 +17,9 @@ import numpy as np
 
 from .backend import get_backend
 from .holdout import HeldoutRule
-from .moments import ShiftedSums, finite_moments, float32_products, merge
+from .moments import ShiftedSums, finite_moments, float32_products
 
-__all__ = ["dask_task_moments", "moments_of_rows", "task_moments"]
-
-# Blocks' moments merged per tree node: few levels, little data per merge.
-_SPLIT_EVERY = 8
+__all__ = ["moments_of_rows", "task_moments"]
 
 
 def task_moments(X, y, sample_weight, keys, *, fraction, seed, per_group_scatter,
@@ -197,16 +192,23 @@ class HostRows:
         worker = HostRows(self.references, self.per_group_scatter, self.step, self.rule,
                           self.float32)
         # Buffers reused by every chunk: a fresh array per chunk costs more in
-        # page faults than the copy itself.
-        worker.buffer = np.empty((self.step, self.d))
-        worker.runs = _GroupRuns(worker.buffer.shape) if self.per_group_scatter else None
+        # page faults than the copy itself. Rows multiplied in float32 with
+        # none held out are written in float32 by the pass (each block made
+        # in float64 in a cached scratch, then rounded): the products read
+        # them as they are, and no float64 chunk is written and read again.
+        direct = self.float32 and self.rule is None
+        worker.buffer = np.empty((self.step, self.d), dtype=np.float32 if direct else np.float64)
+        worker.scratch = (np.empty((min(self.step, _cached_rows(self.d)), self.d)) if direct
+                          else None)
+        worker.runs = (_GroupRuns(worker.buffer.shape, worker.buffer.dtype)
+                       if self.per_group_scatter else None)
         return worker
 
     def sums(self):
         return ShiftedSums(self.references, self.per_group_scatter, self.float32)
 
     def shifted(self, X, groups, root, rule):
-        return _shifted(X, groups, root, self.references, self.buffer, rule)
+        return _shifted(X, groups, root, self.references, self.buffer, rule, self.scratch)
 
     def close_ranks(self, A, groups, weights, out):
         return _close_ranks(A, groups, weights, out)
@@ -223,18 +225,23 @@ def _workers(n_rows, n_features, step, n_group_products, float32=False):
     """How many threads share the chunks, and the rows of each one's chunks.
 
     As many as BLAS may use (``threadpoolctl``, ``OMP_NUM_THREADS``), at
-    most one per chunk, few enough that their buffers and D×D sums stay
-    within 512 MB (chunks shrink to share it, down to D rows). One off the
+    most one per chunk or per D rows (a task of one chunk is split among
+    them: its pass, which numpy runs on one core, is then shared), few
+    enough that their buffers and D×D sums stay within 512 MB (chunks
+    shrink to share it, down to D rows). One off the
     main thread (Dask's workers, say): the cores are spoken for there.
     """
     if threading.current_thread() is not threading.main_thread():
         return 1, step
     d = max(int(n_features), 1)
+    # A worker per chunk, or per D rows (and at least _FEW_ROWS) of fewer
+    # chunks: one chunk's pass would otherwise run on one core.
+    most = max(-(-n_rows // step), n_rows // max(d, _FEW_ROWS))
     # Per worker: the chunk and held-out buffers (and the sorting one for
     # each group's scatter), and both sides' D×D sums (and float32 products).
     per_row = (3 if n_group_products else 2) * d
     fixed = 2 * d * d * (1 + n_group_products) + (d * d if float32 else 0)
-    for workers in range(min(_blas_threads(), -(-n_rows // step)), 1, -1):
+    for workers in range(min(_blas_threads(), most), 1, -1):
         rows = min(step, (_SCRATCH_VALUES // workers - fixed) // per_row)
         if rows >= d:
             # Chunks of one size, as many for each worker: none waits for another.
@@ -336,12 +343,15 @@ def _references(X, groups, n_groups):
     return references
 
 
-def _shifted(X, groups, root, references, buffer, rule):
+def _shifted(X, groups, root, references, buffer, rule, scratch=None):
     """Fill ``buffer`` with the rows A_i = √w_i (x_i − r_{g_i}) (see :class:`ShiftedSums`).
 
     One pass over X: each block of rows that fits in a core's cache is
     converted to float64 in the buffer, projected for the held-out hash,
-    shifted, weighted and summed by group while it is there.
+    shifted, weighted and summed by group while it is there. A float32
+    ``buffer`` receives each block rounded to float32, made in float64 in
+    ``scratch`` (the same values as a float64 buffer's, rounded): the sums
+    are float64's.
 
     Returns
     -------
@@ -356,10 +366,10 @@ def _shifted(X, groups, root, references, buffer, rule):
     A = buffer[:m]
     indicators = _indicators(groups, root, len(references))
     projected = None if rule is None else np.empty((m, 3))
-    step = max(16, _CACHED_VALUES // d)
+    step = _cached_rows(d) if scratch is None else len(scratch)
     sums = np.zeros((len(references), d))
     for a in range(0, m, step):
-        part = A[a:a + step]
+        part = A[a:a + step] if scratch is None else scratch[:min(step, m - a)]
         np.copyto(part, X[a:a + step])
         if rule is not None:
             rule.project(part, out=projected[a:a + step])
@@ -367,7 +377,14 @@ def _shifted(X, groups, root, references, buffer, rule):
         if root is not None:
             part *= root[a:a + step, None]
         sums += indicators[a:a + step].T @ part
+        if scratch is not None:
+            np.copyto(A[a:a + step], part, casting="same_kind")
     return A, sums, projected
+
+
+def _cached_rows(n_features):
+    """Rows per block of :func:`_shifted`: 512 KB of float64, at least 16 rows."""
+    return max(16, _CACHED_VALUES // max(int(n_features), 1))
 
 
 def _indicators(groups, root, n_groups):
@@ -399,8 +416,8 @@ def _close_ranks(A, groups, weights, out):
 class _GroupRuns:
     """Rows reordered into runs of one group, in a buffer reused by every chunk."""
 
-    def __init__(self, size):
-        self.buffer = np.empty(size)
+    def __init__(self, size, dtype=np.float64):
+        self.buffer = np.empty(size, dtype=dtype)
 
     def sort(self, A, groups, weights):
         order = np.argsort(groups, kind="stable")
@@ -464,37 +481,3 @@ class _HeldRows:
             rows, groups, weights = self.runs.sort(rows, groups, weights)
         self.sums.add(rows, groups, weights, self.group_sums)
         self.group_sums = np.zeros_like(self.group_sums)
-
-
-def _merge_pairs(*pairs):
-    learned, held = pairs[0]
-    for a, b in pairs[1:]:
-        learned, held = merge(learned, a), merge(held, b)
-    return learned, held
-
-
-def dask_task_moments(X, y, sample_weight, keys, **options):
-    """:func:`task_moments` of Dask arrays: per block, then a tree of merges.
-
-    ``y`` and ``sample_weight`` (Dask arrays or None) are re-chunked to X's
-    row blocks; X must not be chunked along its features.
-    """
-    import dask
-    import dask.array as da
-
-    if X.numblocks[1] != 1:
-        X = X.rechunk({1: -1})
-    rows = X.chunks[0]
-    y = da.asarray(y).rechunk((rows,))
-    weights = (da.ones(X.shape[0], chunks=(rows,)) if sample_weight is None
-               else da.asarray(sample_weight).rechunk((rows,)))
-    block = dask.delayed(task_moments, pure=True)
-    level = [
-        block(xb, yb, wb, keys, **options)
-        for xb, yb, wb in zip(X.to_delayed().ravel(), y.to_delayed().ravel(),
-                              weights.to_delayed().ravel())
-    ]
-    combine = dask.delayed(_merge_pairs, pure=True)
-    while len(level) > 1:
-        level = [combine(*level[i:i + _SPLIT_EVERY]) for i in range(0, len(level), _SPLIT_EVERY)]
-    return dask.compute(level[0])[0]
