@@ -463,6 +463,36 @@ def test_factored_curvature_equals_the_pre_activation_jacobians(hidden_problem, 
 
 
 @pytest.mark.parametrize("kind", ["ggn", "empirical_fisher"])
+def test_task_incremental_diagonal_equals_the_brute_force_fisher(hidden_problem, kind):
+    """Task-IL (each row's own two classes compete): diag F = Σ_n w_n Σ_c
+    p̃(c|x_n) (∂log p̃(c|x_n)/∂θ)² (GGN) and Σ_n w_n (∂log p̃(y_n|x_n)/∂θ)²
+    (empirical Fisher), p̃ the softmax over the row's task's logits alone,
+    one sample and class at a time: the log-softmax of the task's two
+    columns differentiated here, not skcl's likelihood. EWC's importance
+    under ``scenario="task"``."""
+    model, theta, X, y, w = hidden_problem
+    columns = np.stack([y, (y + 1) % 3], axis=1)  # _task_rows's task, label first
+
+    @jax.jit
+    def gradients(t, x, cols, c):
+        def log_p(t):
+            return jax.nn.log_softmax(model.network.apply(t, x[None])[0][cols])[c]
+
+        return jax.grad(log_p)(t), jnp.exp(log_p(t))
+
+    expected = np.zeros(model.network.n_params)
+    for x, cols, weight in zip(X, columns, w):
+        for c in range(2):
+            g, p = gradients(jnp.asarray(theta), x, cols, c)
+            factor = p if kind == "ggn" else float(c == 0)
+            expected += weight * float(factor) * np.asarray(g, np.float64) ** 2
+    got = np.diag(dense(model, kind, "diag", theta, X, _task_rows(y, 3), w))
+    assert relative_error(got, expected) < 1e-5
+    # The other class's outputs carry no importance: rows of other tasks differ.
+    assert relative_error(got, np.diag(dense(model, kind, "diag", theta, X, y, w))) > 0.05
+
+
+@pytest.mark.parametrize("kind", ["ggn", "empirical_fisher"])
 def test_factored_diagonal_equals_the_brute_force_fisher(hidden_problem, kind):
     """diag F = Σ_n w_n Σ_c p(c|x_n) (∂log p(c|x_n)/∂θ)² (GGN) and
     Σ_n w_n g_n² (empirical Fisher), one sample and class at a time."""

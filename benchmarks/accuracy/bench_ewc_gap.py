@@ -157,9 +157,11 @@ def _patch_importances(body, task_il, sizes=None):
 
 
 def run_avalanche(method, step, tasks, cfg, lam, alone=False):
-    """Avalanche's ``method`` ("naive" or "ewc") at ``step`` of the walk: (fit s, predict, sizes).
+    """Avalanche's ``method`` at ``step`` of the walk: (fit s, predict, sizes).
 
-    ``step`` "fisher sizes": as shipped, with the importances' sizes
+    ``method``: "naive", "ewc" (at ``lam``) or "online-ewc" (always one
+    anchor, at the scenario's online λ and γ, ``cfg["online"]``). ``step``
+    "fisher sizes": as shipped, with the importances' sizes
     measured (:func:`_patch_importances`); ``sizes`` is None otherwise.
     """
     import torch
@@ -168,7 +170,7 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
     from avalanche.training.supervised import EWC, Naive
 
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    torch.manual_seed(cfg.get("seed", 0))
     steps = STEPS + ["fisher sizes"]
     factors = ([step[2:]] if alone and step.startswith("+ ")
                else FACTORS[:STEPS.index(step)] if step in STEPS else [])
@@ -202,8 +204,11 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
     else:
         if "true fisher" in factors or sizes is not None:
             _patch_importances(body, task_il, sizes)
-        strength = lam * (B / 2 if summed or "true fisher" not in factors else 1 / 2)
         mode = dict(mode="online", decay_factor=1.0) if "one anchor" in factors else {}
+        if method == "online-ewc":
+            lam, gamma = cfg["online"]
+            mode = dict(mode="online", decay_factor=gamma)
+        strength = lam * (B / 2 if summed or "true fisher" not in factors else 1 / 2)
         strategy = EWC(net, adam, ce, ewc_lambda=strength, **mode, **common)
     fit_s = field.train_avalanche(strategy, bench)
     return fit_s, field.network_predictor(net), sizes
@@ -214,21 +219,24 @@ def run_skcl(name, tasks, cfg, lam):
 
     "skcl ewc, empirical fisher": EWC with the Fisher at the labels, one
     gradient per row, averaged (AQC's diagonal empirical Fisher); "skcl
-    ewc, λ = V": ``EWCClassifier`` at the field's λ = V instead of ``lam``.
+    ewc, λ = V": ``EWCClassifier`` at the field's λ = V instead of ``lam``;
+    "skcl online-ewc": ``OnlineEWCClassifier`` at ``cfg["online"]``'s λ and γ.
     """
-    from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier
+    from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, OnlineEWCClassifier
 
     N = float(np.mean([len(y) for _, y, _, _ in tasks]))
     common = dict(hidden_layer_sizes=(cfg["hidden"],) * 2, n_epochs=cfg["n_epochs"],
                   batch_size=cfg["batch"], learning_rate=cfg["lr"],
                   learning_rate_schedule="constant", prior_precision=field.PRIOR_PRECISION,
-                  random_state=0, scenario="task" if cfg["task_il"] else "class")
+                  random_state=cfg.get("seed", 0), scenario="task" if cfg["task_il"] else "class")
     if name.startswith("skcl ewc, λ = "):
         name, lam = "skcl ewc", float(name.rsplit("= ", 1)[1])
     if name == "skcl fine-tuning":
         model = FineTuningClassifier(**common)
     elif name == "skcl ewc":
         model = EWCClassifier(N * lam, **common)
+    elif name == "skcl online-ewc":
+        model = OnlineEWCClassifier(N * cfg["online"][0], decay=cfg["online"][1], **common)
     elif name == "skcl ewc, empirical fisher":
         model = AQCClassifier(N * lam, curvature="empirical_fisher", structure="diag",
                               curvature_reduction="mean", **common)
@@ -280,12 +288,16 @@ def main():
     parser.add_argument("--runs", nargs="+", help="names of the runs (default: the walk)")
     parser.add_argument("--lambdas", nargs="+", type=float, default=[],
                         help="more runs: skcl's EWC at each of these field λ")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="torch's seed and skcl's random_state (the data stay the same)")
     parser.add_argument("--alone", action="store_true",
                         help="each '+ factor' step changes that factor alone, not the ones before")
     args = parser.parse_args()
-    lam = field.STRENGTH[args.scenario]["ewc"] if args.ewc_lambda is None else args.ewc_lambda
+    strength = field.STRENGTH[args.scenario]
+    lam = strength["ewc"] if args.ewc_lambda is None else args.ewc_lambda
     task_il = args.scenario == "split-task"
-    cfg = dict(hidden=args.hidden, batch=128, n_epochs=args.epochs, lr=args.lr, task_il=task_il)
+    cfg = dict(hidden=args.hidden, batch=128, n_epochs=args.epochs, lr=args.lr, task_il=task_il,
+               seed=args.seed, online=[strength["online"], strength["gamma"]])
     runs = ([f"naive: {s}" for s in STEPS[:NAIVE_FACTORS + 1]] + SKCL[:1]
             + [f"ewc: {s}" for s in STEPS] + SKCL[1:])
     runs = (args.runs or runs) + [f"skcl ewc, λ = {v:g}" for v in args.lambdas]
@@ -297,7 +309,9 @@ def main():
     rows = np.mean([len(y) for _, y, _, _ in tasks])
     print(f"{args.scenario}: {len(tasks)} tasks of {rows:.0f} rows on average, MLP "
           f"{n_in}-{args.hidden}-{args.hidden}-10{', masked by task' if task_il else ''}, "
-          f"Adam {args.lr:g}, batch 128, {args.epochs} epoch(s) per task, EWC λ = {lam:g}; "
+          f"Adam {args.lr:g}, batch 128, {args.epochs} epoch(s) per task, EWC λ = {lam:g} "
+          f"(online: λ = {strength['online']:g}, γ = {strength['gamma']:g}), "
+          f"seed {args.seed}; "
           f"one thread, load average {os.getloadavg()[0]:.1f}\n", flush=True)
     sizes = {}
     with tempfile.TemporaryDirectory() as tmp:
