@@ -1,4 +1,4 @@
-"""Why skcl's EWC and Avalanche's part on Permuted MNIST: one factor at a time.
+"""Why skcl's EWC and Avalanche's part (Permuted MNIST, Split MNIST task-IL): one factor at a time.
 
 ``bench_field_scenarios.py`` runs both libraries' EWC on the same rows,
 network, optimiser and budget, and they differ by several points. This
@@ -27,17 +27,36 @@ rate (Avalanche's schedule):
    Adam removes but for its ε.
 
 With ``--alone`` each step changes its factor alone (from Avalanche as
-shipped). Each run is a fresh process, one thread (torch, XLA, BLAS). The data are
-``bench_field_scenarios``' Permuted MNIST (``load_permuted_mnist``,
-``random_state=0``; every task permuted), domain-IL. Run, at the reduced
-budget of docs/experiments.md (5 tasks of 10,000 rows, 28×28, 784-400-400,
-Adam 10⁻³, one epoch ≈ 78 iterations per task, λ = 500)::
+shipped). Each run is a fresh process, one thread (torch, XLA, BLAS). The
+data (``--scenario``) are ``bench_field_scenarios``' Permuted MNIST
+(``load_permuted_mnist``, ``random_state=0``; every task permuted),
+domain-IL, or its Split MNIST task-IL (``split-task``: all of a task's rows;
+Avalanche's MLP a ``MultiTaskModule`` masking the outputs outside the row's
+task, in training, in the importances and at test; skcl's
+``scenario="task"``; scored among the task's two digits), each at the
+scenario's field λ (``bench_field_scenarios.STRENGTH``). More runs, by name
+(``--runs``): ``ewc: fisher sizes`` (Avalanche's EWC as shipped, printing
+per task the sums over θ of its importances × B and of the true and
+empirical Fisher at the same θ: whether the converted λ weighs the same
+penalty; and the share of θ left free, true Fisher under 10⁻³ of its mean),
+``ewc: fisher sizes, swish`` (the same on SiLU units), ``skcl ewc, empirical
+fisher`` (skcl's EWC with the Fisher at the labels), ``online-ewc: <step>``
+and ``skcl online-ewc`` (at the scenario's online λ and γ), and
+``--lambdas`` adds skcl's EWC at other field λ (a sweep, reported as such).
+``--seed`` sets torch's seed and skcl's ``random_state`` (the data stay).
+Run, at the reduced budget of docs/experiments.md (one epoch per task;
+Permuted: 5 tasks of 10,000 rows, 28×28, 784-400-400, Adam 10⁻³, ≈ 78
+iterations per task, λ = 500; Split task-IL: ≈ 94 iterations per task, λ =
+10⁷)::
 
     SKCL_DATA_DIR=/work/shared/data PYTHONPATH=. nice -n 10 \\
         /work/venv-avalanche/bin/python benchmarks/accuracy/bench_ewc_gap.py
+    ... bench_ewc_gap.py --scenario split-task
     # a check that it runs (a minute): two small tasks, three of the runs
     ... bench_ewc_gap.py --tasks 2 --rows-per-task 500 --hidden 20 \\
         --runs "naive: avalanche" "ewc: + true fisher" "skcl ewc"
+    ... bench_ewc_gap.py --scenario split-task --tasks 3 --rows-per-task 500 \\
+        --hidden 20 --runs "ewc: fisher sizes" "skcl online-ewc" --lambdas 1e5
 
 ``--csv PATH`` writes the runs' table to PATH too.
 """
@@ -127,7 +146,8 @@ def _patch_importances(body, task_il, sizes=None):
     Task-IL: the softmax over the experience's classes, as the mask makes
     it. With a list ``sizes``, the importances are Avalanche's own, and each
     task appends the sums over θ of B × them, of the true Fisher and of the
-    empirical Fisher at the labels (both averaged over rows), at the same θ.
+    empirical Fisher at the labels (both averaged over rows), at the same θ,
+    and the share of θ whose true Fisher is under 10⁻³ of its mean (free).
     """
     import torch
     from avalanche.training.plugins import EWCPlugin
@@ -143,10 +163,12 @@ def _patch_importances(body, task_il, sizes=None):
             result = own(self, model, criterion, optimizer, dataset, device, batch_size,
                          num_workers)
             labels = torch.searchsorted(classes, y) if task_il else y
+            fisher = torch.cat([v.flatten() for v in true_fisher(body, X, columns)])
             sizes.append(dict(
                 batch=batch_size * float(sum(v.data.sum() for v in result.values())),
-                true=float(sum(v.sum() for v in true_fisher(body, X, columns))),
-                empirical=float(sum(v.sum() for v in true_fisher(body, X, columns, labels)))))
+                true=float(fisher.sum()),
+                empirical=float(sum(v.sum() for v in true_fisher(body, X, columns, labels))),
+                free=float((fisher < 1e-3 * fisher.mean()).double().mean())))
             return result
         result = zerolike_params_dict(model)
         for imp, value in zip(result.values(), true_fisher(body, X, columns)):
@@ -161,8 +183,9 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
 
     ``method``: "naive", "ewc" (at ``lam``) or "online-ewc" (always one
     anchor, at the scenario's online λ and γ, ``cfg["online"]``). ``step``
-    "fisher sizes": as shipped, with the importances' sizes
-    measured (:func:`_patch_importances`); ``sizes`` is None otherwise.
+    "fisher sizes": as shipped, with the importances' sizes measured
+    (:func:`_patch_importances`; "fisher sizes, swish": on SiLU units);
+    ``sizes`` is None otherwise.
     """
     import torch
     from avalanche.benchmarks.scenarios.deprecated.generators import tensors_benchmark
@@ -171,9 +194,10 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
 
     torch.set_num_threads(1)
     torch.manual_seed(cfg.get("seed", 0))
-    steps = STEPS + ["fisher sizes"]
+    steps = STEPS + ["fisher sizes", "fisher sizes, swish"]
     factors = ([step[2:]] if alone and step.startswith("+ ")
-               else FACTORS[:STEPS.index(step)] if step in STEPS else [])
+               else FACTORS[:STEPS.index(step)] if step in STEPS
+               else ["swish"] if step.endswith("swish") else [])
     if step not in steps:
         raise ValueError(f"unknown step {step!r}: one of {steps}")
     task_il = cfg["task_il"]
@@ -198,7 +222,7 @@ def run_avalanche(method, step, tasks, cfg, lam, alone=False):
     common = dict(train_mb_size=B, train_epochs=cfg["n_epochs"], eval_mb_size=1000,
                   evaluator=EvaluationPlugin(loggers=[]), device="cpu", plugins=plugins)
     adam = torch.optim.Adam(net.parameters(), lr=cfg["lr"])
-    sizes = [] if step == "fisher sizes" else None
+    sizes = [] if step.startswith("fisher sizes") else None
     if method == "naive":
         strategy = Naive(model=net, optimizer=adam, criterion=ce, **common)
     else:
@@ -342,7 +366,7 @@ def print_sizes(sizes):
         for t, s in enumerate(per_task):
             print(f"  task {t + 1}: B·I {s['batch']:.4g}  true {s['true']:.4g}  empirical "
                   f"{s['empirical']:.4g}  true / B·I {s['true'] / s['batch']:.3g}  "
-                  f"true / empirical {s['true'] / s['empirical']:.3g}")
+                  f"true / empirical {s['true'] / s['empirical']:.3g}  free {s['free']:.3f}")
 
 
 if __name__ == "__main__":
