@@ -38,7 +38,9 @@ Factored S_n. For the GGN and the empirical Fisher S_n has rank at most
 the number of outputs C: Λ_n = L_nᵀ L_n (L_n of shape r × C, r ≤ C) gives
 S_n = V_nᵀ V_n with V_n = L_n J_z, whose r rows are vector-Jacobian
 products of the logits in z_l, all layers at once by one reverse pass per
-row of L_n (for the empirical Fisher r = 1, the row g_fᵀ). The diagonal
+row of L_n (for the empirical Fisher r = 1, the row g_fᵀ; for the GGN of a
+task-incremental task r is its number of classes, the rows of the others
+being zero). The diagonal
 Σ_r V_n² and K-FAC's G = Σ_n w_n V_nᵀ V_n then cost O(n · r · width) per
 layer, never a K_l × K_l matrix per sample. The exact Hessian has no such
 factor (its S_n includes the second derivative through the activations),
