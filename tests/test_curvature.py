@@ -10,7 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skcl import AQCClassifier, EWCClassifier, OnlineEWCClassifier, SIClassifier
 from skcl._gradient.consolidation import PathIntegral, prior_state
-from skcl._gradient.consolidation.curvature import task_curvature
+from skcl._gradient.consolidation.curvature import competing_classes, task_curvature
 from skcl._gradient.consolidation.quadratic import check_structure_fits
 from skcl._gradient.consolidation.structures import (
     DiagonalCurvature,
@@ -55,9 +55,9 @@ def relative_error(A, B):
     return np.linalg.norm(np.asarray(A, np.float64) - B) / np.linalg.norm(B)
 
 
-def dense(model, kind, structure, theta, X, y, w, batch_size=16, method="auto"):
+def dense(model, kind, structure, theta, X, y, w, batch_size=16, method="auto", competing=None):
     C = task_curvature(model, kind, structure, jnp.asarray(theta), X, y, w,
-                       batch_size=batch_size, method=method)
+                       batch_size=batch_size, method=method, competing=competing)
     return C.to_dense()
 
 
@@ -456,10 +456,47 @@ def test_factored_curvature_equals_the_pre_activation_jacobians(hidden_problem, 
     theta = np.asarray(model.network.init(jax.random.PRNGKey(1))) + 0.05
     y = {"categorical": y, "bernoulli": (y == 1).astype(np.int32),
          "task": _task_rows(y, 3)}[labels]
-    fast = dense(model, kind, structure, theta, X, y, w, batch_size=7)
+    # Task-IL: two reverse passes of Λ's root, the task's rows (competing_classes).
+    fast = dense(model, kind, structure, theta, X, y, w, batch_size=7,
+                 competing=competing_classes(y))
     slow = dense(model, kind, structure, theta, X, y, w, batch_size=7, method="autodiff")
     assert relative_error(fast, slow) < 1e-6
     assert np.abs(slow).max() > 1e-3
+
+
+@pytest.mark.parametrize("competing", [None, 2])
+@pytest.mark.parametrize("kind", ["ggn", "empirical_fisher"])
+def test_task_incremental_diagonal_equals_the_brute_force_fisher(hidden_problem, kind,
+                                                                competing):
+    """Task-IL (each row's own two classes compete): diag F = Σ_n w_n Σ_c
+    p̃(c|x_n) (∂log p̃(c|x_n)/∂θ)² (GGN) and Σ_n w_n (∂log p̃(y_n|x_n)/∂θ)²
+    (empirical Fisher), p̃ the softmax over the row's task's logits alone,
+    one sample and class at a time: the log-softmax of the task's two
+    columns differentiated here, not skcl's likelihood. EWC's importance
+    under ``scenario="task"``; with ``competing=2``, Λ's root keeps only the
+    rows of each row's two classes (2 reverse passes instead of 3)."""
+    model, theta, X, y, w = hidden_problem
+    columns = np.stack([y, (y + 1) % 3], axis=1)  # _task_rows's task, label first
+
+    @jax.jit
+    def gradients(t, x, cols, c):
+        def log_p(t):
+            return jax.nn.log_softmax(model.network.apply(t, x[None])[0][cols])[c]
+
+        return jax.grad(log_p)(t), jnp.exp(log_p(t))
+
+    expected = np.zeros(model.network.n_params)
+    for x, cols, weight in zip(X, columns, w):
+        for c in range(2):
+            g, p = gradients(jnp.asarray(theta), x, cols, c)
+            factor = p if kind == "ggn" else float(c == 0)
+            expected += weight * float(factor) * np.asarray(g, np.float64) ** 2
+    tasks = _task_rows(y, 3)
+    assert competing_classes(tasks) == 2
+    got = np.diag(dense(model, kind, "diag", theta, X, tasks, w, competing=competing))
+    assert relative_error(got, expected) < 1e-5
+    # The other class's outputs carry no importance: rows of other tasks differ.
+    assert relative_error(got, np.diag(dense(model, kind, "diag", theta, X, y, w))) > 0.05
 
 
 @pytest.mark.parametrize("kind", ["ggn", "empirical_fisher"])

@@ -258,19 +258,33 @@ def run_avalanche(method, tasks, cfg, strength):
     else:
         raise ValueError(method)
     fit_s = train_avalanche(strategy, bench)
+    if not method.startswith("avalanche slda"):
+        return fit_s, network_predictor(net)
 
     @torch.no_grad()
     def predict(X, task=None):
-        X = torch.from_numpy(X)
-        if method.startswith("avalanche slda"):
-            scores = strategy.predict(X).numpy()
-            return _among(scores, None if task is None else np.unique(tasks[task][1]))
+        scores = strategy.predict(torch.from_numpy(X)).numpy()
+        return _among(scores, None if task is None else np.unique(tasks[task][1]))
+
+    return fit_s, predict
+
+
+def network_predictor(net):
+    """``predict(X, task=None)`` of a torch network, for :func:`mean_accuracy`.
+
+    With a task, ``net`` is a :func:`masked_by_task` module and is given it.
+    """
+    import torch
+
+    @torch.no_grad()
+    def predict(X, task=None):
         net.eval()
+        X = torch.from_numpy(X)
         if task is None:
             return net(X).argmax(1).numpy()
         return net(X, torch.full((len(X),), task)).argmax(1).numpy()
 
-    return fit_s, predict
+    return predict
 
 
 def train_avalanche(strategy, bench):
@@ -389,18 +403,24 @@ def run_skcl(method, tasks, cfg, strength):
     with harness.Stopwatch() as watch:
         for X, y, _, _ in tasks:
             model.partial_fit(X.astype(np.float32) / 255, y, classes=classes)
-    fit_s = watch.seconds
+    return watch.seconds, skcl_predictor(model, tasks)
 
+
+def skcl_predictor(model, tasks):
+    """``predict(X, task=None)`` of a fitted skcl ``model``, for :func:`mean_accuracy`.
+
+    With a task, only its classes compete (task-IL), ranked by the logits
+    (or log joint).
+    """
     def predict(X, task=None):
         if task is None:
             return model.predict(X)
-        # Task-IL: the task's classes compete, ranked by the logits (or log joint).
         scores = (model.decision_function(X) if hasattr(model, "decision_function")
                   else model.predict_proba(X))
         columns = np.searchsorted(model.classes_, np.unique(tasks[task][1]))
         return model.classes_[columns[scores[:, columns].argmax(1)]]
 
-    return fit_s, predict
+    return predict
 
 
 def child(method, jobs):

@@ -38,7 +38,9 @@ Factored S_n. For the GGN and the empirical Fisher S_n has rank at most
 the number of outputs C: Λ_n = L_nᵀ L_n (L_n of shape r × C, r ≤ C) gives
 S_n = V_nᵀ V_n with V_n = L_n J_z, whose r rows are vector-Jacobian
 products of the logits in z_l, all layers at once by one reverse pass per
-row of L_n (for the empirical Fisher r = 1, the row g_fᵀ). The diagonal
+row of L_n (for the empirical Fisher r = 1, the row g_fᵀ; for the GGN of a
+task-incremental task r is its number of classes, the rows of the others
+being zero). The diagonal
 Σ_r V_n² and K-FAC's G = Σ_n w_n V_nᵀ V_n then cost O(n · r · width) per
 layer, never a K_l × K_l matrix per sample. The exact Hessian has no such
 factor (its S_n includes the second derivative through the activations),
@@ -54,7 +56,7 @@ import numpy as np
 from .. import likelihoods
 from .structures import DiagonalCurvature, FullCurvature, KroneckerCurvature
 
-__all__ = ["KINDS", "STRUCTURES", "task_curvature", "closed_form_applies"]
+__all__ = ["KINDS", "STRUCTURES", "task_curvature", "closed_form_applies", "competing_classes"]
 
 KINDS = ("hessian", "ggn", "empirical_fisher")
 STRUCTURES = ("full", "kron", "diag")
@@ -99,18 +101,26 @@ def _output_hessian(likelihood, logits, y):
     return jax.vmap(jnp.diag)(p) - p[:, :, None] * p[:, None, :]
 
 
-def _output_hessian_root(likelihood, logits, y):
-    """L_n with L_nᵀ L_n = Λ_n, shape (n, r, n_outputs) (r = n_outputs).
+def _output_hessian_root(likelihood, logits, y, competing=None):
+    """L_n with L_nᵀ L_n = Λ_n, shape (n, r, n_outputs) (r = n_outputs, or ``competing``).
 
     Softmax: rows √p_c (e_c − p), since Σ_c p_c (e_c − p)(e_c − p)ᵀ =
     diag(p) − ppᵀ when Σ_c p_c = 1 (p̃ over a task sums to 1 as well).
     Sigmoid: √(σ(1 − σ)). Closed forms, so no factorisation of Λ_n can
-    fail where it is singular.
+    fail where it is singular. For a task-incremental ``y`` whose rows
+    let at most ``competing`` classes compete, the rows of the classes
+    outside a row's task are zero (p̃_c = 0), so only the task's are kept:
+    r = ``competing`` reverse passes instead of n_outputs.
     """
     if likelihood == likelihoods.BERNOULLI:
         return jnp.sqrt(_sigmoid_curvature(logits, y))[:, :, None]
     p = _task_probabilities(logits, y)
     identity = jnp.eye(p.shape[1], dtype=p.dtype)
+    if y.ndim == 2 and competing is not None and competing < p.shape[1]:
+        # Each row's task columns first (a stable sort of the mask, descending).
+        columns = jnp.argsort(-y[:, 1:], axis=1, stable=True)[:, :competing]
+        kept = jnp.take_along_axis(p, columns, axis=1)
+        return jnp.sqrt(kept)[:, :, None] * (identity[columns] - p[:, None, :])
     return jnp.sqrt(p)[:, :, None] * (identity[None] - p[:, None, :])
 
 
@@ -164,7 +174,7 @@ def _layer_statistics(model, kind, theta, X, y):
     return list(zip(augmented, S))
 
 
-def _layer_factors(model, kind, theta, X, y):
+def _layer_factors(model, kind, theta, X, y, competing=None):
     """Per layer: ã (n, fan_in + 1) and V (n, r, K_l) with S_n = V_nᵀ V_n.
 
     For the GGN (r = n_outputs) and the empirical Fisher (r = 1) only.
@@ -178,7 +188,7 @@ def _layer_factors(model, kind, theta, X, y):
     logits, pull_back, inputs = jax.vjp(
         lambda offsets: network.forward(theta, X, offsets), zeros, has_aux=True)
     if kind == "ggn":
-        L = _output_hessian_root(model.likelihood, logits, y)
+        L = _output_hessian_root(model.likelihood, logits, y, competing)
     else:  # empirical_fisher: g_f = ∂nll_n/∂f, one row per sample
         ones = jnp.ones(X.shape[0], logits.dtype)
         L = jax.grad(lambda f: likelihoods.nll(model.likelihood, f, y, ones))(logits)[:, None]
@@ -192,8 +202,22 @@ def _factored(kind, method):
     return kind != "hessian" and method != "autodiff"
 
 
-def _factor_rows(model, kind):
-    return model.network.layer_shapes[-1][1] if kind == "ggn" else 1
+def _factor_rows(model, kind, competing=None):
+    if kind != "ggn":
+        return 1
+    n_outputs = model.network.layer_shapes[-1][1]
+    return n_outputs if competing is None else min(competing, n_outputs)
+
+
+def competing_classes(y):
+    """The most classes that compete in one row of a task-incremental ``y``; None otherwise.
+
+    Static (a Python int from the host's labels), for :func:`task_curvature`.
+    """
+    y = np.asarray(y)
+    if y.ndim != 2 or len(y) == 0:
+        return None
+    return max(int(y[:, 1:].sum(axis=1).max()), 1)
 
 
 def _chunk(per_sample_floats, batch_size, n_samples):
@@ -201,20 +225,20 @@ def _chunk(per_sample_floats, batch_size, n_samples):
     return int(max(batch_size, min(n_samples, _CHUNK_FLOATS // max(per_sample_floats, 1))))
 
 
-def _diagonal(model, kind, theta, X, y, weights, batch_size, method):
+def _diagonal(model, kind, theta, X, y, weights, batch_size, method, competing):
     factored = _factored(kind, method)
 
     def batch_diagonal(Xb, yb, wb):
         if factored:
             pairs = [(a, jnp.sum(V * V, axis=1))
-                     for a, V in _layer_factors(model, kind, theta, Xb, yb)]
+                     for a, V in _layer_factors(model, kind, theta, Xb, yb, competing)]
         else:
             pairs = [(a, jnp.diagonal(S, axis1=1, axis2=2))
                      for a, S in _layer_statistics(model, kind, theta, Xb, yb)]
         return [jnp.einsum("n,ni,nk->ik", wb, a * a, d).ravel() for a, d in pairs]
 
     init = [jnp.zeros((i + 1) * o, theta.dtype) for i, o in model.network.layer_shapes]
-    r = _factor_rows(model, kind) if factored else None
+    r = _factor_rows(model, kind, competing) if factored else None
     per_sample = sum(i + 1 + (2 * r * o if factored else o * o) + o
                      for i, o in model.network.layer_shapes)
     chunk = _chunk(per_sample, batch_size, X.shape[0])
@@ -222,14 +246,14 @@ def _diagonal(model, kind, theta, X, y, weights, batch_size, method):
     return DiagonalCurvature(jnp.concatenate(parts))
 
 
-def _kronecker(model, kind, theta, X, y, weights, batch_size, method):
+def _kronecker(model, kind, theta, X, y, weights, batch_size, method, competing):
     factored = _factored(kind, method)
 
     def batch_factors(Xb, yb, wb):
         if factored:
             return [
                 (jnp.einsum("n,ni,nj->ij", wb, a, a), jnp.einsum("n,nrk,nrl->kl", wb, V, V))
-                for a, V in _layer_factors(model, kind, theta, Xb, yb)
+                for a, V in _layer_factors(model, kind, theta, Xb, yb, competing)
             ]
         return [
             (jnp.einsum("n,ni,nj->ij", wb, a, a), jnp.einsum("n,nkl->kl", wb, S))
@@ -239,7 +263,7 @@ def _kronecker(model, kind, theta, X, y, weights, batch_size, method):
     shapes = model.network.layer_shapes
     init = [(jnp.zeros((i + 1, i + 1), theta.dtype), jnp.zeros((o, o), theta.dtype))
             for i, o in shapes]
-    r = _factor_rows(model, kind) if factored else None
+    r = _factor_rows(model, kind, competing) if factored else None
     per_sample = sum(i + 1 + (2 * r * o if factored else 2 * o * o) for i, o in shapes)
     chunk = _chunk(per_sample, batch_size, X.shape[0])
     sums = _sum_over_batches(batch_factors, init, X, y, weights, chunk)
@@ -306,8 +330,10 @@ def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
     return FullCurvature(0.5 * (total + total.T))  # exact up to rounding; keep it symmetric
 
 
-@partial(jax.jit, static_argnames=("model", "kind", "structure", "batch_size", "method"))
-def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method="auto"):
+@partial(jax.jit, static_argnames=("model", "kind", "structure", "batch_size", "method",
+                                   "competing"))
+def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method="auto",
+                   competing=None):
     """C_t = Σ_n w_n C_n of one task at θ*_t, in the given structure.
 
     Parameters
@@ -332,6 +358,11 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
         empirical Fisher's S_n through the outputs (:func:`_layer_factors`);
         "autodiff" builds every sample's K_l × K_l S_n by forward-mode
         Jacobians in the pre-activations (the Hessian always does).
+    competing : int, optional
+        For a task-incremental ``y``: at least the most classes that compete
+        in one row (:func:`competing_classes`). The factored GGN then takes
+        that many reverse passes instead of one per output, the same result
+        (the other rows of Λ's root are zero). None: one per output.
 
     Returns
     -------
@@ -342,9 +373,9 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
         raise ValueError(f"Unknown curvature {kind!r} × {structure!r}.")
     args = (model, kind, theta, X, y, weights, batch_size)
     if structure == "diag":
-        return _diagonal(*args, method)
+        return _diagonal(*args, method, competing)
     if structure == "kron":
-        return _kronecker(*args, method)
+        return _kronecker(*args, method, competing)
     closed_form = closed_form_applies(model)
     if method == "closed_form" and not closed_form:
         raise ValueError("The closed form needs a network without hidden layers.")

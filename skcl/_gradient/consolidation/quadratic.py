@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .base import Consolidation, consolidation
-from .curvature import KINDS, STRUCTURES, task_curvature
+from .curvature import KINDS, STRUCTURES, competing_classes, task_curvature
 from .structures import structure_nbytes
 
 __all__ = ["QuadraticState", "Prior", "Quadratic", "quadratic_penalty", "prior_state"]
@@ -184,7 +184,7 @@ class Quadratic(Consolidation):
         """C_t of the finished task, summed or averaged over its samples."""
         C = task_curvature(
             model, self.kind, self.structure, task.end, task.X, task.y, task.weights,
-            batch_size=task.batch_size,
+            batch_size=task.batch_size, competing=competing_classes(task.y),
         )
         return C.scale(1.0 / task.X.shape[0]) if self.reduction == "mean" else C
 
