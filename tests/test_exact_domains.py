@@ -197,6 +197,22 @@ def test_a_run_over_two_tasks_is_in_each_tasks_domain_written_out(gate):
     assert all(np.abs(other - expected).max() > 0.1 for other in others.values())
 
 
+def test_volume_gate_weighs_the_domains_with_the_plugin_under_either_predictive():
+    # Within a domain the predictive ranks the classes; the domain's weight is the
+    # plug-in's at the common volume, so a row's total over the classes, Σ_τ p̃(τ, x),
+    # is the same under "student_t" as under "plugin", and the classes' split is not.
+    tasks = _merged_run_tasks()
+    clf = GaussianDiscriminantClassifier(0.2, covariance="per_domain", domain_gate="volume")
+    for X, y in tasks:
+        clf.partial_fit(X, y, classes=[0, 1, 2])
+    X_test = np.vstack([X[::15] for X, _ in tasks]) + 0.5
+    plugin = clf.decision_function(X_test)
+    student = clf.set_params(predictive="student_t").decision_function(X_test)
+    np.testing.assert_allclose(logsumexp(student, axis=1), logsumexp(plugin, axis=1),
+                               rtol=1e-9)
+    assert np.abs(student - plugin).max() > 1e-3
+
+
 def test_with_no_class_kept_apart_it_is_the_shared_model():
     seq = load_ci_split_digits()
     models = [GaussianDiscriminantClassifier(covariance=c) for c in ("shared", "per_domain")]
