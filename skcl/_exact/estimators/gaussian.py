@@ -117,8 +117,9 @@ class GaussianDiscriminantClassifier(ForgettingMixin, ExactClassifier):
         those of a class kept whole under the pooled one (so with none kept
         apart it is "shared"); D² per task kept. At test no task id: a
         class sums its components' π_{τ,g} N(x; μ_g, Σ_τ) over the domains,
-        π_{τ,g} = n_{τ,g}/n (rows of g in τ). For unrelated domains (ten permutations of 10,000 MNIST rows,
-        random features, M = 2,000: 88.66 % → 93.21 %, one alone 93.30 %);
+        π_{τ,g} = n_{τ,g}/n (rows of g in τ). For unrelated domains (ten
+        permutations of 10,000 MNIST rows, random features, M = 2,000:
+        88.66 % → 93.21 %, one alone 93.30 %);
         for related ones see ``domain_gate``, the experiments page and
         ``benchmarks/accuracy/bench_exact_domains.py``.
     components : {"auto", "class", "task_class"}, default="auto"
