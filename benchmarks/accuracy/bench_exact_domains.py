@@ -25,7 +25,9 @@ covariance has no domain to act on; ``λ = 0.5``: ``domain_pooling=0.5``,
 each domain's covariance moved halfway to the pooled one; ``gate shared``:
 ``domain_gate="shared"``, the domain weighed under the shared covariance
 and the classes within it under its own (``skcl._exact.domains.
-gated_log_likelihoods``).
+gated_log_likelihoods``); ``gate volume``: ``domain_gate="volume"``, the
+domain weighed under its own covariance rescaled to the domains' common
+volume (``skcl._exact.domains.volume_log_likelihoods``).
 
 ``--others`` runs, instead, the sequences the per-domain rule must not
 lose: DI Split digits (``load_di_split_digits``, pixels / 16), DI Split
@@ -52,6 +54,8 @@ GATED = {
         covariance="per_domain", domain_gate="shared"),
     "λ = 0.5, gate shared": lambda: GaussianDiscriminantClassifier(
         covariance="per_domain", domain_pooling=0.5, domain_gate="shared"),
+    "per_domain, gate volume": lambda: GaussianDiscriminantClassifier(
+        covariance="per_domain", domain_gate="volume"),
 }
 OTHERS = {
     "default": lambda: GaussianDiscriminantClassifier(),
@@ -62,8 +66,9 @@ OTHERS = {
 }
 
 
-def others():
-    """DI Split digits, DI Split MNIST and the drifting stream, each model in turn."""
+def others(chosen=""):
+    """DI Split digits, DI Split MNIST and the drifting stream, each model in turn
+    (``chosen``: their numbers in ``OTHERS``' order, all by default)."""
     from benchmarks.accuracy.bench_exact_stream import learn_stream
     from skcl.datasets import load_di_split_digits, load_di_split_mnist
     from skcl.metrics import final_average_accuracy
@@ -79,7 +84,9 @@ def others():
         {"model": "<25", "DI digits": ">10.2f", "DI MNIST": ">10.2f", "stream 10": ">10.1f",
          "100": ">7.1f", "300": ">7.1f", "s": ">6.0f"},
         title="\nDI Split digits, DI Split MNIST (M = 2,000) and the drifting stream")
-    for label, make in OTHERS.items():
+    for number, (label, make) in enumerate(OTHERS.items()):
+        if chosen and str(number) not in chosen.split(","):
+            continue
         with harness.Stopwatch() as watch:
             cells = []
             for data, tasks, scored in ((digits, digits.train, digits.test),
@@ -160,7 +167,7 @@ def main():
     args = parser.parse_args()
     print(harness.machine_line())
     if args.others:
-        others()
+        others(args.models)
         return
     if "permuted" in args.which:
         run("Permuted MNIST", load_permuted_mnist(args.tasks), args)

@@ -69,6 +69,8 @@ def make_model(name, pooling):
             covariance="per_domain", domain_pooling=pooling),
         "gaussian-per-domain-gated": lambda: GaussianDiscriminantClassifier(
             covariance="per_domain", domain_gate="shared"),
+        "gaussian-per-domain-volume": lambda: GaussianDiscriminantClassifier(
+            covariance="per_domain", domain_gate="volume"),
     }[name]()
 
 
@@ -182,7 +184,8 @@ def main():
                         choices=["split", "permuted", "rotated"])
     parser.add_argument("--models", nargs="+", default=["gaussian", "least-squares"],
                         choices=["gaussian", "least-squares", "gaussian-per-domain",
-                                 "gaussian-per-domain-pooled", "gaussian-per-domain-gated"])
+                                 "gaussian-per-domain-pooled", "gaussian-per-domain-gated",
+                                 "gaussian-per-domain-volume"])
     parser.add_argument("--labellings", nargs="+", default=["class", "domain"],
                         choices=["class", "domain"],
                         help="train the class-labelled (task- and class-IL) or domain models")
