@@ -104,3 +104,40 @@ def test_mnist_sized_tasks_share_one_training_loop_and_learn_as_alone(monkeypatc
     alone = learn()
     np.testing.assert_array_equal(padded.theta_, alone.theta_)
     np.testing.assert_array_equal(padded.predict_proba(X), alone.predict_proba(X))
+
+
+
+@pytest.mark.parametrize(("structure", "hidden"),
+                         [("diag", (6,)), ("full", ()), ("full", (3,))])
+def test_curvatures_of_tasks_of_two_sizes_share_one_program_to_the_bit(monkeypatch, structure,
+                                                                         hidden):
+    """A task's curvature (EWC's Fisher, AQC's) that spans several chunks is
+    taken on its rows padded with weight 0 to the training loop's size:
+    tasks of 300 and 350 rows of scikit-learn's digits (in chunks of 32
+    here; of 5,952 for Split MNIST's 784-400-400) compile one program, not
+    one each, and each curvature is bit for bit the one computed on the
+    task's rows alone (diagonal factors, the full closed form and the full
+    autodiff path; the Kronecker structure is not padded)."""
+    import jax.numpy as jnp
+    from sklearn.datasets import load_digits
+
+    from skcl._gradient.consolidation import curvature
+    from skcl._gradient.model import Model
+    from skcl._gradient.networks import MLP
+
+    monkeypatch.setattr(curvature, "_CHUNK_FLOATS", 1)  # chunks of one minibatch
+    X, y = load_digits(return_X_y=True)
+    X, y = X.astype(np.float32) / 16, y.astype(np.int32)
+    network = MLP(64, hidden, 10)  # with batch_size 32, programs of this test's own
+    model = Model(network, "categorical")
+    theta = network.init(jax.random.PRNGKey(0))
+    args = [(model, "ggn", structure, theta, X[:n], y[:n], np.linspace(0.5, 2, n, dtype=np.float32))
+            for n in (300, 350)]
+    before = curvature._task_curvature._cache_size()
+    padded = [curvature.task_curvature(*a, batch_size=32) for a in args]
+    assert curvature._task_curvature._cache_size() == before + 1  # both padded to 512 rows
+    for C, a in zip(padded, args):
+        alone = curvature._task_curvature(*a, batch_size=32, method="auto", competing=None)
+        for new, old in zip(jax.tree.leaves(C), jax.tree.leaves(alone)):
+            np.testing.assert_array_equal(np.asarray(new), np.asarray(old))
+        assert float(jnp.abs(C.to_dense()).max()) > 0.1  # not a zero matrix
