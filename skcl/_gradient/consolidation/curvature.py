@@ -77,12 +77,21 @@ def _sequential_batches(n_samples, batch_size):
 
 
 def _sum_over_batches(fn, init, X, y, weights, batch_size):
-    """Σ over sequential minibatches of ``fn(X_b, y_b, w_b)``, a pytree."""
+    """Σ over sequential minibatches of ``fn(X_b, y_b, w_b)``, a pytree.
+
+    A minibatch whose weights are all 0 (the padding of
+    :func:`task_curvature`) adds exact zeros: it is skipped, not computed.
+    """
     idx, mask = _sequential_batches(X.shape[0], batch_size)
 
     def add_batch(total, batch):
         i, m = batch
-        return jax.tree.map(jnp.add, total, fn(X[i], y[i], weights[i] * m)), None
+        wb = weights[i] * m
+
+        def add(total):
+            return jax.tree.map(jnp.add, total, fn(X[i], y[i], wb))
+
+        return jax.lax.cond(jnp.any(wb != 0), add, lambda total: total, total), None
 
     total, _ = jax.lax.scan(add_batch, init, (idx, mask))
     return total
