@@ -398,8 +398,9 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
     # counts, so that the tasks of a sequence share one compiled program as
     # they share the loop (Split MNIST's five sizes compiled five, 0.8-1.0 s
     # each on one thread, about what the computation itself takes). Its
-    # chunks stay the same and the padding adds chunks of weight 0, exact
-    # zeros: the sum is the same to the bit. A task of one chunk is left as
+    # chunks stay the same and the padding adds chunks of weight 0, which
+    # would add exact zeros and are skipped: the sum is the same to the bit,
+    # for the same work. A task of one chunk is left as
     # it is (padding would change the chunk's shape, and with it the
     # rounding), and so is the Kronecker structure, whose G divides by Σ w_n,
     # a reduction that rounds otherwise over a longer array.
