@@ -54,6 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import likelihoods
+from ..minibatches import pad_to, padded_size
 from .structures import DiagonalCurvature, FullCurvature, KroneckerCurvature
 
 __all__ = ["KINDS", "STRUCTURES", "task_curvature", "closed_form_applies", "competing_classes"]
@@ -76,12 +77,21 @@ def _sequential_batches(n_samples, batch_size):
 
 
 def _sum_over_batches(fn, init, X, y, weights, batch_size):
-    """Σ over sequential minibatches of ``fn(X_b, y_b, w_b)``, a pytree."""
+    """Σ over sequential minibatches of ``fn(X_b, y_b, w_b)``, a pytree.
+
+    A minibatch whose weights are all 0 (the padding of
+    :func:`task_curvature`) adds exact zeros: it is skipped, not computed.
+    """
     idx, mask = _sequential_batches(X.shape[0], batch_size)
 
     def add_batch(total, batch):
         i, m = batch
-        return jax.tree.map(jnp.add, total, fn(X[i], y[i], weights[i] * m)), None
+        wb = weights[i] * m
+
+        def add(total):
+            return jax.tree.map(jnp.add, total, fn(X[i], y[i], wb))
+
+        return jax.lax.cond(jnp.any(wb != 0), add, lambda total: total, total), None
 
     total, _ = jax.lax.scan(add_batch, init, (idx, mask))
     return total
@@ -220,9 +230,29 @@ def competing_classes(y):
     return max(int(y[:, 1:].sum(axis=1).max()), 1)
 
 
-def _chunk(per_sample_floats, batch_size, n_samples):
-    """Samples per chunk: at least a minibatch, at most _CHUNK_FLOATS floats."""
-    return int(max(batch_size, min(n_samples, _CHUNK_FLOATS // max(per_sample_floats, 1))))
+def _per_sample_floats(model, kind, structure, method, competing):
+    """Floats of per-sample intermediate results of a structure's computation
+    (None: the full autodiff path, which takes minibatches of ``batch_size``)."""
+    shapes = model.network.layer_shapes
+    if structure == "full":
+        if not closed_form_applies(model) or method == "autodiff":
+            return None
+        (fan_in, K), = shapes
+        return (fan_in + 1) * K * (K + 1) // 2 + K * K
+    factored = _factored(kind, method)
+    r = _factor_rows(model, kind, competing) if factored else None
+    if structure == "diag":
+        return sum(i + 1 + (2 * r * o if factored else o * o) + o for i, o in shapes)
+    return sum(i + 1 + (2 * r * o if factored else 2 * o * o) for i, o in shapes)
+
+
+def _chunk_rows(model, kind, structure, method, competing, batch_size):
+    """Samples per chunk: at least a minibatch, at most _CHUNK_FLOATS floats
+    (a task's chunks hold min(n_samples, this) samples)."""
+    floats = _per_sample_floats(model, kind, structure, method, competing)
+    if floats is None:
+        return batch_size
+    return int(max(batch_size, _CHUNK_FLOATS // max(floats, 1)))
 
 
 def _diagonal(model, kind, theta, X, y, weights, batch_size, method, competing):
@@ -238,10 +268,7 @@ def _diagonal(model, kind, theta, X, y, weights, batch_size, method, competing):
         return [jnp.einsum("n,ni,nk->ik", wb, a * a, d).ravel() for a, d in pairs]
 
     init = [jnp.zeros((i + 1) * o, theta.dtype) for i, o in model.network.layer_shapes]
-    r = _factor_rows(model, kind, competing) if factored else None
-    per_sample = sum(i + 1 + (2 * r * o if factored else o * o) + o
-                     for i, o in model.network.layer_shapes)
-    chunk = _chunk(per_sample, batch_size, X.shape[0])
+    chunk = _chunk_rows(model, kind, "diag", method, competing, batch_size)
     parts = _sum_over_batches(batch_diagonal, init, X, y, weights, chunk)
     return DiagonalCurvature(jnp.concatenate(parts))
 
@@ -263,9 +290,7 @@ def _kronecker(model, kind, theta, X, y, weights, batch_size, method, competing)
     shapes = model.network.layer_shapes
     init = [(jnp.zeros((i + 1, i + 1), theta.dtype), jnp.zeros((o, o), theta.dtype))
             for i, o in shapes]
-    r = _factor_rows(model, kind, competing) if factored else None
-    per_sample = sum(i + 1 + (2 * r * o if factored else 2 * o * o) for i, o in shapes)
-    chunk = _chunk(per_sample, batch_size, X.shape[0])
+    chunk = _chunk_rows(model, kind, "kron", method, competing, batch_size)
     sums = _sum_over_batches(batch_factors, init, X, y, weights, chunk)
     total_weight = jnp.sum(weights)
     factors = tuple(
@@ -291,7 +316,7 @@ def _full_closed_form(model, kind, theta, X, y, weights, batch_size):
         Y = (a[:, :, None] * c[:, None, :]).reshape(a.shape[0], D1 * n_pairs)
         return (Y.T @ a).reshape(D1, n_pairs, D1)
 
-    chunk = _chunk(D1 * n_pairs + K * K, batch_size, X.shape[0])
+    chunk = _chunk_rows(model, kind, "full", "closed_form", None, batch_size)
     blocks = _sum_over_batches(
         batch_blocks, jnp.zeros((D1, n_pairs, D1), theta.dtype), X, y, weights, chunk
     )
@@ -330,8 +355,6 @@ def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
     return FullCurvature(0.5 * (total + total.T))  # exact up to rounding; keep it symmetric
 
 
-@partial(jax.jit, static_argnames=("model", "kind", "structure", "batch_size", "method",
-                                   "competing"))
 def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method="auto",
                    competing=None):
     """C_t = Σ_n w_n C_n of one task at θ*_t, in the given structure.
@@ -371,6 +394,29 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
     """
     if kind not in KINDS or structure not in STRUCTURES:
         raise ValueError(f"Unknown curvature {kind!r} × {structure!r}.")
+    # A task of several chunks comes padded to the training loop's row
+    # counts, so that the tasks of a sequence share one compiled program as
+    # they share the loop (Split MNIST's five sizes compiled five, 0.8-1.0 s
+    # each on one thread, about what the computation itself takes). Its
+    # chunks stay the same and the padding adds chunks of weight 0, which
+    # would add exact zeros and are skipped: the sum is the same to the bit,
+    # for the same work. A task of one chunk is left as
+    # it is (padding would change the chunk's shape, and with it the
+    # rounding), and so is the Kronecker structure, whose G divides by Σ w_n,
+    # a reduction that rounds otherwise over a longer array.
+    chunk = _chunk_rows(model, kind, structure, method, competing, batch_size)
+    if structure != "kron" and X.shape[0] > chunk:
+        n_rows = padded_size(X.shape[0])
+        X, y, weights = (pad_to(a, 0, n_rows) for a in (X, y, weights))
+    return _task_curvature(model, kind, structure, theta, X, y, weights, batch_size=batch_size,
+                           method=method, competing=competing)
+
+
+@partial(jax.jit, static_argnames=("model", "kind", "structure", "batch_size", "method",
+                                   "competing"))
+def _task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method,
+                    competing):
+    """:func:`task_curvature` on its (padded) rows, compiled."""
     args = (model, kind, theta, X, y, weights, batch_size)
     if structure == "diag":
         return _diagonal(*args, method, competing)
