@@ -39,7 +39,7 @@ from .divergence import check_trained
 from .growth import grow_network
 from .minibatches import n_minibatches
 from .model import Model
-from .networks import MLP, apply_numpy
+from .networks import ACTIVATIONS, MLP, apply_numpy, check_same_hidden
 from .reporting import epoch_callback, epoch_progress, report_task
 from .training import SCHEDULES, minimize, minimize_epochwise
 
@@ -77,6 +77,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like", positive_int],
+        "activation": [StrOptions(set(ACTIVATIONS))],
         "n_epochs": [positive_int],
         "batch_size": [positive_int],
         "learning_rate": [positive_real],
@@ -94,6 +95,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         self,
         *,
         hidden_layer_sizes=(),
+        activation="swish",
         n_epochs=100,
         batch_size=16,
         learning_rate=0.01,
@@ -362,12 +364,7 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
         if first:
             self._initialize(n_features, hidden)
             return
-        if hidden != self.network_.hidden_layer_sizes:
-            raise ValueError(
-                f"hidden_layer_sizes is {hidden} but the network learned so far has "
-                f"{self.network_.hidden_layer_sizes}; it cannot change between tasks. "
-                "Call fit, or clone the estimator, to start a new sequence."
-            )
+        check_same_hidden(self.network_, hidden, self.activation)
         # Inside partial_fit's transaction: a failure restores the pending fold.
         self._complete_fold()
         if grown is not None:
@@ -439,11 +436,12 @@ class GradientClassifier(PendingFoldMixin, BaseSequentialClassifier):
             # and the first new class inherits it.
             self.unseen_output_ = True
             self.likelihood_ = likelihoods.CATEGORICAL
-            self.network_ = MLP(n_features, hidden, n_classes + 1)
+            self.network_ = MLP(n_features, hidden, n_classes + 1, self.activation)
         else:
             likelihood = likelihoods.BERNOULLI if n_classes == 2 else likelihoods.CATEGORICAL
             self.likelihood_ = likelihood
-            self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes)
+            self.network_ = MLP(n_features, hidden, 1 if n_classes == 2 else n_classes,
+                                self.activation)
         self._seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         self.n_tasks_seen_ = 0
         self.theta_ = np.asarray(self.network_.init(keys.init_key(self._seed)))

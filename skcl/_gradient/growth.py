@@ -8,11 +8,13 @@ which the estimator lets its consolidation (the stand-in for L_{t-1})
 grow too (``Consolidation.grow``).
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from .consolidation import Growth
 from .model import Model
-from .networks import MLP, grown_map, output_column
+from .networks import grown_map, output_column
 
 __all__ = ["grow_network"]
 
@@ -67,7 +69,7 @@ def grow_network(network, likelihood, theta, old_classes, classes, *, unseen,
     k_old = len(old_classes)
     columns = np.searchsorted(classes, old_classes)
     added = np.setdiff1d(np.arange(len(classes)), columns)
-    network = MLP(old.n_features, old.hidden_layer_sizes, len(classes) + unseen)
+    network = replace(old, n_outputs=len(classes) + unseen)  # keeps the activation
     out_source = np.full(network.n_outputs, -1)
     out_weight = np.zeros(network.n_outputs)
     out_shift = np.zeros(network.n_outputs)

@@ -14,12 +14,39 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["MLP", "apply_numpy", "grown_map", "output_column"]
+__all__ = ["ACTIVATIONS", "MLP", "apply_numpy", "check_same_hidden", "grown_map", "output_column"]
+
+ACTIVATIONS = {
+    "swish": jax.nn.swish,
+    "relu": jax.nn.relu,
+    "tanh": jnp.tanh,
+    "logistic": jax.nn.sigmoid,
+    "identity": lambda z: z,
+}
+"""The hidden units' activations by name (scikit-learn's names; swish is
+skcl's default, the paper's network): the jitted forward pass's functions."""
+
+
+def _numpy_activation(name, z):
+    """``ACTIVATIONS[name]`` in float64 NumPy (z is modified in place when it can be)."""
+    from scipy.special import expit
+
+    if name == "swish":
+        return z * expit(z)
+    if name == "relu":
+        return np.maximum(z, 0.0, out=z)
+    if name == "tanh":
+        return np.tanh(z, out=z)
+    if name == "logistic":
+        return expit(z, out=z)
+    if name == "identity":
+        return z
+    raise ValueError(f"Unknown activation {name!r}; expected one of {sorted(ACTIVATIONS)}.")
 
 
 @dataclass(frozen=True)
 class MLP:
-    """A fully connected network with swish hidden units.
+    """A fully connected network: dense layers, an activation between them.
 
     With no hidden layers it is softmax (or logistic) regression, the
     paper's "SR" model.
@@ -33,11 +60,16 @@ class MLP:
     n_outputs : int
         Output dimension: the number of classes, or 1 for a Bernoulli
         (sigmoid) output.
+    activation : str, default="swish"
+        The hidden units' activation, a key of :data:`ACTIVATIONS`. The
+        default keeps networks pickled before the field existed as they
+        were (a missing attribute reads the class's default).
     """
 
     n_features: int
     hidden_layer_sizes: tuple
     n_outputs: int
+    activation: str = "swish"
 
     @property
     def layer_sizes(self):
@@ -106,11 +138,12 @@ class MLP:
         """
         layers = self.unflatten(theta)
         offsets = offsets if offsets is not None else [0.0] * len(layers)
+        activation = ACTIVATIONS[self.activation]
         h, inputs = X, []
         for i, (W, b) in enumerate(layers):
             inputs.append(h)
             z = h @ W + b + offsets[i]
-            h = jax.nn.swish(z) if i < len(layers) - 1 else z
+            h = activation(z) if i < len(layers) - 1 else z
         return h, inputs
 
     @property
@@ -126,17 +159,36 @@ def apply_numpy(network, theta, X):
     Prediction runs on inputs of any length; NumPy needs no compilation per
     shape and double precision keeps probabilities consistent with logits.
     """
-    from scipy.special import expit
-
     theta = np.asarray(theta, dtype=np.float64)
     h = np.asarray(X, dtype=np.float64)
     layers = network.unflatten(theta)
     for W, b in layers[:-1]:
-        z = h @ W + b
-        h = z * expit(z)
+        h = _numpy_activation(network.activation, h @ W + b)
     W, b = layers[-1]
     return h @ W + b
 
+
+def check_same_hidden(network, hidden_layer_sizes, activation):
+    """Refuse hidden layers (sizes or activation) other than ``network``'s.
+
+    An estimator's settings may change between its ``partial_fit`` calls;
+    those that shape the network cannot once it is learned.
+
+    Raises
+    ------
+    ValueError
+        Naming the setting, its value and the network's.
+    """
+    for name, value, learned in [
+        ("hidden_layer_sizes", hidden_layer_sizes, network.hidden_layer_sizes),
+        ("activation", activation, network.activation),
+    ]:
+        if value != learned:
+            raise ValueError(
+                f"{name} is {value!r} but the network learned so far has {learned!r}; it "
+                "cannot change between tasks. Call fit, or clone the estimator, to start a "
+                "new sequence."
+            )
 
 
 def grown_map(old, new, out_source, out_weight):

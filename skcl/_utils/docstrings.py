@@ -15,9 +15,18 @@ __all__ = ["fill_doc"]
 
 _COMMON_PARAMS = """
     hidden_layer_sizes : tuple of int, default=()
-        Widths of the swish hidden layers. ``()`` is softmax regression
+        Widths of the hidden layers. ``()`` is softmax regression
         (logistic regression for two classes), the paper's "SR"; ``(4,)``
         is its FCNN for Iris, ``(16,)`` for Wine.
+    activation : {"swish", "relu", "tanh", "logistic", "identity"}, default="swish"
+        The hidden units, as in ``MLPClassifier`` (whose names these are):
+        swish (SiLU, z·sigmoid(z)) is the paper's network; "relu" is the
+        field's (van de Ven's 784-400-400, Avalanche's SimpleMLP), which
+        leaves more weights with a near-zero Fisher information, and
+        exports to ``MLPClassifier`` (:func:`skcl.export.to_sklearn`), as
+        do "tanh", "logistic" and "identity". Every curvature, importance
+        and predictive follows it. Fixed by the first task; no effect
+        without hidden layers.
     n_epochs : int, default=100
         Passes over each task's data (the paper: 100 for Iris and Wine, 20
         for image features).

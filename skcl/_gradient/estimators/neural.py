@@ -118,6 +118,7 @@ class NCClassifier(GradientClassifier):
         consolidator_l2=1.0,
         consolidator_target_size=None,
         hidden_layer_sizes=(),
+        activation="swish",
         n_epochs=100,
         batch_size=16,
         learning_rate=0.01,
