@@ -10,16 +10,20 @@ and its parameters are its defaults (fitting it again would fit
 scikit-learn's model, not continue skcl's sequence).
 """
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 from sklearn.discriminant_analysis import (
     LinearDiscriminantAnalysis,
     QuadraticDiscriminantAnalysis,
 )
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, RidgeClassifier
+from sklearn.neural_network import MLPClassifier
 
 __all__ = ["NotExportableError", "gaussian_to_discriminant_analysis", "least_squares_to_ridge",
-           "softmax_to_logistic"]
+           "network_to_mlp", "softmax_to_logistic"]
 
 
 class NotExportableError(ValueError):
@@ -253,7 +257,8 @@ def softmax_to_logistic(clf, input_scale=1.0):
 
     The logits x W + b are ``decision_function``'s; LogisticRegression's
     softmax of them (sigmoid of the one logit with two classes) is
-    ``predict_proba``'s.
+    ``predict_proba``'s. A network with hidden layers goes to
+    :func:`network_to_mlp`.
     """
     name = type(clf).__name__
     if name in VARIATIONAL_METHODS:
@@ -270,11 +275,7 @@ def softmax_to_logistic(clf, input_scale=1.0):
             "compute. predictive=\"map\" exports (the fit is the same: set_params("
             "predictive='map') before exporting).")
     if len(clf.coefs_) > 1:
-        raise NotExportableError(
-            f"{name}(hidden_layer_sizes={tuple(clf.hidden_layer_sizes)}) has swish hidden "
-            "units, which no scikit-learn classifier computes (MLPClassifier has relu, tanh, "
-            "logistic and identity). Softmax regression (hidden_layer_sizes=()) exports as "
-            "LogisticRegression.")
+        return network_to_mlp(clf, input_scale)
     _check_classes(clf, name)
     W, b = np.asarray(clf.coefs_[0], np.float64), np.asarray(clf.intercepts_[0], np.float64)
     n_classes = len(clf.classes_)
@@ -288,3 +289,48 @@ def softmax_to_logistic(clf, input_scale=1.0):
     logistic.n_iter_ = np.array([clf.n_iter_])
     _copy_input_attributes(clf, logistic)
     return logistic
+
+
+#: The hidden units scikit-learn's MLPClassifier computes, by skcl's names (the same).
+MLP_ACTIVATIONS = ("relu", "tanh", "logistic", "identity")
+
+
+def network_to_mlp(clf, input_scale=1.0):
+    """A MAP method's network with hidden layers → MLPClassifier.
+
+    Only for the activations MLPClassifier has (relu, tanh, logistic,
+    identity); swish, skcl's default, has none. The weights are skcl's,
+    the first layer's divided by ``input_scale``; the output layer keeps
+    the known classes' columns (without the unseen classes' output), and
+    one logit, the difference of two, for two classes.
+    """
+    name = type(clf).__name__
+    activation = clf.network_.activation
+    if activation not in MLP_ACTIVATIONS:
+        raise NotExportableError(
+            f"{name}(hidden_layer_sizes={tuple(clf.hidden_layer_sizes)}) has {activation} "
+            "hidden units, which no scikit-learn classifier computes (MLPClassifier has "
+            "relu, tanh, logistic and identity). A network learned with activation='relu', "
+            "'tanh', 'logistic' or 'identity' exports as MLPClassifier, softmax regression "
+            "(hidden_layer_sizes=()) as LogisticRegression.")
+    _check_classes(clf, name)
+    coefs = [np.asarray(W, np.float64) for W in clf.coefs_]
+    intercepts = [np.asarray(b, np.float64) for b in clf.intercepts_]
+    coefs[0] = coefs[0] / input_scale
+    n_classes = len(clf.classes_)
+    W, b = coefs[-1][:, :n_classes], intercepts[-1][:n_classes]  # without the unseen output
+    if n_classes == 2 and W.shape[1] == 2:  # a softmax over two (grown) classes
+        W, b = (W[:, 1] - W[:, 0])[:, None], b[1:] - b[:1]
+    coefs[-1], intercepts[-1] = W, b
+    hidden = tuple(int(W.shape[1]) for W in coefs[:-1])
+    # One step on one row per class sets scikit-learn's own label encoding
+    # and output activation; the weights are then replaced by skcl's.
+    mlp = MLPClassifier(hidden_layer_sizes=hidden, activation=activation, random_state=0)
+    rows = np.zeros((n_classes, clf.n_features_in_))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        mlp.partial_fit(rows, clf.classes_, classes=clf.classes_)
+    mlp.coefs_, mlp.intercepts_ = coefs, intercepts
+    mlp.n_iter_ = int(clf.n_iter_)
+    _copy_input_attributes(clf, mlp)
+    return mlp

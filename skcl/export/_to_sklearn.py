@@ -63,6 +63,9 @@ def to_sklearn(estimator):
     AQC, EWC, online EWC, SI, NC, joint,           LogisticRegression: ``predict``,
     fine-tuning without a hidden layer             ``predict_proba``, ``decision_function``
     (``predictive="map"``)
+    the same with hidden layers of                 MLPClassifier (the same activation):
+    ``activation`` "relu", "tanh", "logistic"      ``predict``, ``predict_proba``; swish
+    or "identity"                                  hidden units (the default) do not export
     RandomFeatures(activation="cos") followed      RBFSampler with the same draws, the next
     by one of the above (or a StandardScaler)      step's coefficients divided by its
                                                    √(2/n_components)
