@@ -43,6 +43,8 @@ penalty; and the share of θ left free, true Fisher under 10⁻³ of its mean),
 fisher`` (skcl's EWC with the Fisher at the labels), ``online-ewc: <step>``
 and ``skcl online-ewc`` (at the scenario's online λ and γ), and
 ``--lambdas`` adds skcl's EWC at other field λ (a sweep, reported as such).
+Every skcl run has a ReLU twin, its name followed by ``, relu`` (``skcl
+ewc, relu``: ``activation="relu"``, the field's hidden units).
 ``--seed`` sets torch's seed and skcl's ``random_state`` (the data stay).
 Run, at the reduced budget of docs/experiments.md (one epoch per task;
 Permuted: 5 tasks of 10,000 rows, 28×28, 784-400-400, Adam 10⁻³, ≈ 78
@@ -244,7 +246,9 @@ def run_skcl(name, tasks, cfg, lam):
     "skcl ewc, empirical fisher": EWC with the Fisher at the labels, one
     gradient per row, averaged (AQC's diagonal empirical Fisher); "skcl
     ewc, λ = V": ``EWCClassifier`` at the field's λ = V instead of ``lam``;
-    "skcl online-ewc": ``OnlineEWCClassifier`` at ``cfg["online"]``'s λ and γ.
+    "skcl online-ewc": ``OnlineEWCClassifier`` at ``cfg["online"]``'s λ and γ;
+    any of them with ", relu" at the end: on ReLU hidden units
+    (``activation="relu"``, the field's network) instead of skcl's swish.
     """
     from skcl import AQCClassifier, EWCClassifier, FineTuningClassifier, OnlineEWCClassifier
 
@@ -253,6 +257,8 @@ def run_skcl(name, tasks, cfg, lam):
                   batch_size=cfg["batch"], learning_rate=cfg["lr"],
                   learning_rate_schedule="constant", prior_precision=field.PRIOR_PRECISION,
                   random_state=cfg.get("seed", 0), scenario="task" if cfg["task_il"] else "class")
+    if name.endswith(", relu"):
+        name, common["activation"] = name[: -len(", relu")], "relu"
     if name.startswith("skcl ewc, λ = "):
         name, lam = "skcl ewc", float(name.rsplit("= ", 1)[1])
     if name == "skcl fine-tuning":
