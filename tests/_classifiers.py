@@ -142,8 +142,11 @@ class Case:
 def _gradient(id, name, kind="default", estimator_checks=True, **params):
     failures = VARIATIONAL_FAILURES if name in VARIATIONAL else GRADIENT_FAILURES
     laplace = name in LAPLACE
-    exportable = params.get("predictive", "map") == "map" and not params.get(
-        "hidden_layer_sizes") and name not in VARIATIONAL
+    # A hidden layer exports (to MLPClassifier) with the units MLPClassifier has.
+    exportable = params.get("predictive", "map") == "map" and (
+        not params.get("hidden_layer_sizes")
+        or params.get("activation") in ("relu", "tanh", "logistic", "identity")
+    ) and name not in VARIATIONAL
     return Case(id, name, params, kind, "gradient", variational=name in VARIATIONAL,
                 prediction_settings=laplace, exportable=exportable,
                 expected_failed_checks=failures, estimator_checks=estimator_checks)
@@ -174,8 +177,9 @@ CASES = [
     _exact("least squares", "LeastSquaresClassifier"),
     # Fitted states of other types: Kronecker-factored GGN on a hidden layer
     # (K-FAC has two blocks: the contract with a hidden layer), the full GGN
-    # there, grown classes, held-out moments, one covariance per class, one
-    # Gaussian per (task, class). (The full autodiff Hessian of a hidden-layer
+    # there, grown classes, ReLU hidden units (exported to MLPClassifier),
+    # held-out moments, one covariance per class, one Gaussian per (task,
+    # class). (The full autodiff Hessian of a hidden-layer
     # network is tested against finite differences and the GGN in
     # test_curvature.py.) The full GGN and grown classes have their default
     # case's API: scikit-learn's checks on them (126 tests, measured 150 s on
@@ -186,6 +190,8 @@ CASES = [
               curvature="ggn", hidden_layer_sizes=(4,)),
     _gradient("EWC, grown classes", "EWCClassifier", "state", estimator_checks=False,
               grow_classes=True),
+    _gradient("EWC, relu hidden", "EWCClassifier", "state", estimator_checks=False,
+              hidden_layer_sizes=(4,), activation="relu"),
     _exact("Gaussian, per class, held out", "GaussianDiscriminantClassifier", "state",
            covariance="per_class", shrinkage="heldout"),
     _exact("least squares, held out", "LeastSquaresClassifier", "state", alpha="heldout"),

@@ -20,6 +20,7 @@ from sklearn.discriminant_analysis import (
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
+from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import FeatureUnion
 from sklearn.pipeline import Pipeline as SklearnPipeline
 from sklearn.preprocessing import StandardScaler
@@ -79,6 +80,8 @@ def test_every_classifier_exports_or_says_why_not(case):
     np.testing.assert_array_equal(exported.predict(X), clf.predict(X))
     if hasattr(exported, "predict_proba"):
         close(exported.predict_proba(X), clf.predict_proba(X))
+    if not hasattr(exported, "decision_function"):  # MLPClassifier has none
+        return
     ours, theirs = clf.decision_function(X), exported.decision_function(X)
     close(theirs - theirs[:, :1], ours - ours[:, :1], atol=1e-8 * np.abs(ours).max())
 
@@ -178,6 +181,48 @@ def test_logistic_regression_of_two_classes(digit_tasks):
     logistic = to_sklearn(clf)
     assert logistic.coef_.shape == (1, 64)
     assert_exports(clf, logistic, X_test)
+
+
+# ------------------------------------------------------ networks with hidden layers
+
+MLP_UNITS = dict(hidden_layer_sizes=(16, 8), **SR)
+
+
+def assert_same_network(clf, exported, X):
+    """An MLPClassifier of skcl's units: labels equal, probabilities to 1e-10
+    (scikit-learn's own forward pass)."""
+    assert type(exported) is MLPClassifier
+    assert exported.activation == clf.activation
+    assert exported.hidden_layer_sizes == clf.hidden_layer_sizes
+    np.testing.assert_array_equal(exported.predict(X), clf.predict(X))
+    close(exported.predict_proba(X), clf.predict_proba(X))
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "logistic", "identity"])
+def test_a_network_of_mlpclassifiers_units_is_an_mlpclassifier(digit_tasks, activation):
+    tasks, X_test, y_test = digit_tasks
+    clf = learn(skcl.EWCClassifier(activation=activation, **MLP_UNITS), tasks)
+    exported = to_sklearn(clf)
+    assert_same_network(clf, exported, X_test)
+    assert exported.score(X_test, y_test) == clf.score(X_test, y_test)
+    # Saved with skops, it loads trusting nothing beyond scikit-learn.
+    loaded = sio.loads(sio.dumps(exported), trusted=[])
+    close(loaded.predict_proba(X_test), clf.predict_proba(X_test))
+
+
+@pytest.mark.parametrize("make, classes", [
+    (lambda: skcl.FineTuningClassifier(activation="relu", **MLP_UNITS), (0, 1)),
+    (lambda: skcl.EWCClassifier(activation="relu", grow_classes=True, **MLP_UNITS), (0, 1)),
+    (lambda: skcl.SIClassifier(activation="relu", grow_classes=True, **MLP_UNITS), range(10)),
+], ids=["two classes, one sigmoid", "two grown classes", "ten grown classes"])
+def test_relu_networks_of_every_output_export(digit_tasks, make, classes):
+    tasks, X_test, _ = digit_tasks
+    classes = tuple(classes)
+    tasks = [(X, y % len(classes)) for X, y in tasks]
+    clf = make()
+    for X, y in tasks:
+        clf.partial_fit(X, y, **({} if clf.grow_classes else {"classes": list(classes)}))
+    assert_same_network(clf, to_sklearn(clf), X_test)
 
 
 # ------------------------------------------------------------ random features
@@ -449,7 +494,8 @@ def test_the_exported_models_predict_where_skcl_jax_and_torch_cannot_be_imported
     skcl.LeastSquaresClassifier,
     lambda: skcl.AQCClassifier(**SR),
     lambda: skcl.EWCClassifier(**SR),
-], ids=["Gaussian", "Gaussian, per class", "least squares", "AQC", "EWC"])
+    lambda: skcl.FineTuningClassifier(hidden_layer_sizes=(16,), activation="relu", **SR),
+], ids=["Gaussian", "Gaussian, per class", "least squares", "AQC", "EWC", "fine-tuning, relu"])
 def test_onnx_runtime_predicts_as_skcl_does(digit_tasks, make):
     reason = "the onnx extra (pip install 'skcl[onnx]': skl2onnx, onnxruntime) is not installed"
     skl2onnx = pytest.importorskip("skl2onnx", reason=reason)

@@ -31,6 +31,10 @@ ALLOWED_PRIVATE_ACCESS = {
         "merge_models is the public face of the exact estimators' merging hooks",
     ("_gradient/deferred_folds.py", "estimator._complete_fold"):
         "complete_pending_fold is the public face of the mixin's hook, in the mixin's module",
+    ("export/_classifiers.py", "mlp._optimizer"):
+        "the one partial_fit step that sets MLPClassifier's label encoding leaves scikit-learn's "
+        "Adam state, not skcl's and not a type skops trusts: deleted, a later partial_fit of "
+        "scikit-learn's starts a fresh one",
     ("_sequential.py", "estimator._check_params"):
         "check_hyperparameters is the public face of the surface's hook, in the surface's module",
     ("metrics.py", "getattr(scoring, '_score_func', None)"): _SCORER,

@@ -331,6 +331,9 @@ def network_to_mlp(clf, input_scale=1.0):
         warnings.simplefilter("ignore", ConvergenceWarning)
         mlp.partial_fit(rows, clf.classes_, classes=clf.classes_)
     mlp.coefs_, mlp.intercepts_ = coefs, intercepts
+    # That step's Adam moments are not skcl's (and not a type skops trusts);
+    # a later partial_fit of scikit-learn's starts a fresh optimiser.
+    del mlp._optimizer
     mlp.n_iter_ = int(clf.n_iter_)
     _copy_input_attributes(clf, mlp)
     return mlp
