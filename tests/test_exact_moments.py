@@ -181,10 +181,12 @@ def test_task_moments_in_threads_restore_blas_and_match_one_thread_from_any_thre
         np.testing.assert_allclose(side.means, alone.means, rtol=1e-13)
         np.testing.assert_allclose(side.scatter, alone.scatter, rtol=1e-12)
     assert task._workers(5000, 8, 256, 0)[0] == min(blas, 20)
-    # Four workers' buffers and D×D sums must fit 512 MB: at D = 4,096 they do not.
+    # Four workers' buffers and D×D sums must fit 512 MB or six D×D arrays:
+    # at D = 4,096 they do not, two do.
     monkeypatch.setattr(task, "_blas_threads", lambda: 4)
     workers, rows = task._workers(60000, 4096, 8192, 0)
-    assert workers < 4 and (workers == 1 or rows >= 4096)
+    per_row, fixed = task._worker_values(4096, 0, False, False)
+    assert workers == 2 and workers * (rows * per_row + fixed) <= 6 * 4096**2
 
 
 def test_a_task_of_one_chunk_is_shared_among_threads_with_the_same_moments(monkeypatch):
@@ -195,6 +197,15 @@ def test_a_task_of_one_chunk_is_shared_among_threads_with_the_same_moments(monke
     monkeypatch.setattr(task, "_blas_threads", lambda: 2)
     assert task._workers(10132, 2000, task._chunk_rows(2000), 0) == (2, 5066)
     assert task._workers(900, 2000, task._chunk_rows(2000), 0)[0] == 1  # under D rows each
+    # At D = 5,000, float32 rows with none held out: two workers' float64 and
+    # float32 D×D sums and float32 chunks (0.7 GB) fit six D×D arrays; at
+    # D = 10,000 a chunk is under D rows (one worker, 1.4 GB at most).
+    for d, expected in [(5000, 2), (10000, 1)]:
+        workers, rows = task._workers(12000, d, task._chunk_rows(d), 0, True)
+        per_row, fixed = task._worker_values(d, 0, True, False)
+        assert workers == expected
+        assert workers * (rows * per_row + fixed) <= max(6 * d * d, 2**26)
+    assert task._workers(12000, 5000, task._chunk_rows(5000), 0, True, True)[0] == 1  # held out
     rng = np.random.default_rng(3)
     X = (rng.standard_normal((3000, 40)) + 20).astype(np.float32)
     groups, w = rng.integers(0, 3, 3000), rng.random(3000)

@@ -116,7 +116,10 @@ def test_the_two_stage_routines_come_from_the_loaded_lapack(monkeypatch):
     # scipy's and numpy's wheels export them; elsewhere the tridiagonal path serves.
     assert found is not None, "the LAPACK loaded here has no dsytrd_sy2sb"
     S = np.diag(np.arange(1.0, 1201.0))
-    assert linalg.band_reduction(S).width == linalg.BAND_WIDTH  # large S: the first stage
+    # Large S: the first stage, to a narrower band up to NARROW_BAND_MAX_SIZE.
+    assert linalg.band_reduction(S).width == linalg.NARROW_BAND_WIDTH
+    wide = linalg.NARROW_BAND_MAX_SIZE + 1
+    assert linalg.band_reduction(np.diag(np.arange(1.0, wide + 1))).width == linalg.BAND_WIDTH
     assert linalg.band_reduction(S[:50, :50]).width == 1  # small S: dsytrd
     monkeypatch.setattr(two_stage, "routines", lambda: None)  # a LAPACK without them
     assert linalg.band_reduction(S).width == 1
@@ -139,6 +142,7 @@ def test_gcv_from_the_band_reduction_is_the_eigendecomposition_s(rows, n_compone
     # reductions (a band of 16 sub-diagonals, and tridiagonal).
     monkeypatch.setattr(linalg, "TWO_STAGE_MIN_SIZE", two_stage_from)
     monkeypatch.setattr(linalg, "BAND_WIDTH", 16)
+    monkeypatch.setattr(linalg, "NARROW_BAND_WIDTH", 16)
     X, y = _digits_features(rows, n_components)
     clf = LeastSquaresClassifier().fit(X, y, sample_weight=np.full(rows, weight))
     moments = _moments(clf)
@@ -377,3 +381,26 @@ def test_features_whose_squares_underflow_are_refused_and_change_nothing(make):
     with pytest.raises(ValueError, match="too small to square"):
         clf.partial_fit(X * 1e-170, y)
     np.testing.assert_array_equal(clf.predict_proba(X), proba)
+
+
+def test_the_ridge_solve_is_cholesky_s_and_refuses_an_indefinite_matrix():
+    # S + αI of a ridge fit, by its Cholesky factor: numpy's LU answer on a
+    # positive definite matrix; an indefinite one is refused, not solved.
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((40, 60))
+    S, C = A @ A.T + 0.1 * np.eye(40), rng.standard_normal((40, 3))
+    np.testing.assert_allclose(linalg.solve(S.copy(), C), np.linalg.solve(S, C), rtol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError):
+        linalg.solve(S - 2 * np.abs(np.linalg.eigvalsh(S)).max() * np.eye(40), C)
+
+
+def test_an_alpha_within_the_scatter_s_rounding_gives_the_minimum_norm_fit():
+    # Fewer rows than features: S singular, and α = 10⁻³⁰⁰ is under its
+    # rounding, S + αI numerically singular. The fit is then α = 0's,
+    # the minimum-norm one, not LU's arithmetic on a singular matrix.
+    X, y = _digits_features(150, 400)
+    tiny = LeastSquaresClassifier(alpha=1e-300).fit(X, y)
+    exact = LeastSquaresClassifier(alpha=0.0).fit(X, y)
+    assert np.isfinite(tiny.coef_).all()
+    np.testing.assert_allclose(tiny.coef_, exact.coef_, atol=1e-8 * np.abs(exact.coef_).max())
+    np.testing.assert_array_equal(tiny.predict(X), y)

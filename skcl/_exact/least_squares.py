@@ -133,7 +133,11 @@ def fit_ridge(moments, targets, alpha, backend=None):
     backend = get_backend("numpy") if backend is None else backend
     x_bar, t_bar, S, C = _centred(moments, targets, backend)
     if alpha > 0:
-        coef = backend.linalg.solve(backend.add_diagonal(S, alpha), C)
+        try:
+            coef = backend.linalg.solve(backend.add_diagonal(S, alpha), C)
+        except np.linalg.LinAlgError:  # α within S's rounding: S + αI is numerically singular
+            S = backend.add_diagonal(_centred(moments, targets, backend)[2], alpha)
+            coef = _minimum_norm_solve(backend.host(S), C, host_linalg)
     else:  # the spectrum's D×D arithmetic: on the host
         coef = _minimum_norm_solve(backend.host(S), C, host_linalg)
     return RidgeFit(coef, t_bar - x_bar @ coef)

@@ -41,15 +41,21 @@ from . import two_stage
 from .openblas import DIRECT_MAX_COLUMNS
 
 __all__ = ["BAND_WIDTH", "Band", "CHOLESKY_BLOCK", "CHOLESKY_MAX_DIRECT", "INVERSE_BLOCK",
-           "TWO_STAGE_MIN_SIZE", "band_eigh", "band_eigvalsh", "band_inverse_traces",
+           "NARROW_BAND_MAX_SIZE", "NARROW_BAND_WIDTH", "TWO_STAGE_MIN_SIZE", "band_eigh", "band_eigvalsh", "band_inverse_traces",
            "band_reduction", "band_solve", "certainly_positive_definite", "cholesky", "eigh",
            "rotate", "solve", "tridiagonal_bands"]
 
 # b of the two-stage reduction: wider bands make the first stage faster
 # (more work per memory pass) and the band's solves and selected inversion
 # slower (O(D·b²)). At D = 10,000 on two cores the first stage took 5.7× a
-# Cholesky at b = 32, 4.5–4.7× at 64 and 4.3× at 96 (one run each).
+# Cholesky at b = 32, 4.5–4.7× at 64 and 4.3× at 96 (one run each). Below
+# NARROW_BAND_MAX_SIZE the band's work weighs more than the first stage
+# gains: GCV's reduction, solves and traces took 0.36 s of CPU at b = 32
+# against 0.42 s at 64 for D = 2,000, 0.85 against 0.81 s at 2,500 (one
+# BLAS thread, best of three; 5,000: 5.4 against 5.0 s).
 BAND_WIDTH = 64
+NARROW_BAND_WIDTH = 32
+NARROW_BAND_MAX_SIZE = 2_300
 # Below this D the tridiagonal reduction is as fast (and D³ is small).
 TWO_STAGE_MIN_SIZE = 1000
 # LAPACK's Cholesky (potrf) updates the whole trailing matrix by OpenBLAS's
@@ -174,18 +180,30 @@ def _left_looking_cholesky(a):
 
 
 def solve(matrix, rhs):
-    """``matrix⁻¹ rhs`` (``numpy.linalg.solve``; LinAlgError when singular).
+    """``matrix⁻¹ rhs`` for a symmetric positive definite ``matrix`` (S + αI of a ridge fit).
+
+    By its Cholesky factor (D³/3 flops, half of LU's), in ``matrix``'s own
+    memory, which is overwritten.
 
     Parameters
     ----------
-    matrix : ndarray of shape (n, n)
+    matrix : ndarray of float64 of shape (n, n)
+        Symmetric; the caller's own.
     rhs : ndarray of shape (n, k)
 
     Returns
     -------
     ndarray of shape (n, k)
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When ``matrix`` is not numerically positive definite (it is
+        overwritten then too).
     """
-    return np.linalg.solve(matrix, rhs)
+    factor = cholesky(matrix, overwrite=True)
+    return scipy.linalg.cho_solve((factor, True), np.asarray(rhs, dtype=np.float64),
+                                  check_finite=False)
 
 
 def band_reduction(matrix, width=None, overwrite=False):
@@ -198,8 +216,9 @@ def band_reduction(matrix, width=None, overwrite=False):
     width : int, optional
         B's sub-diagonals: 1 (tridiagonal, LAPACK ``dsytrd``) or more
         (``dsytrd_sy2sb``, where the loaded LAPACK has it). By default
-        ``BAND_WIDTH`` from ``TWO_STAGE_MIN_SIZE`` rows on where it is
-        there, else 1.
+        ``NARROW_BAND_WIDTH`` from ``TWO_STAGE_MIN_SIZE`` rows on and
+        ``BAND_WIDTH`` above ``NARROW_BAND_MAX_SIZE``, where it is there,
+        else 1.
     overwrite : bool, default=False
         Whether ``matrix`` may be overwritten (a float64 one, in either
         order, then is: the reduction works in its memory, with no D×D copy).
@@ -211,7 +230,8 @@ def band_reduction(matrix, width=None, overwrite=False):
     n = len(matrix)
     found = two_stage.routines()
     if width is None:
-        width = BAND_WIDTH if n >= TWO_STAGE_MIN_SIZE and found is not None else 1
+        width = 1 if n < TWO_STAGE_MIN_SIZE or found is None else (
+            NARROW_BAND_WIDTH if n <= NARROW_BAND_MAX_SIZE else BAND_WIDTH)
     if width > 1 and n > width + 1 and found is None:
         raise np.linalg.LinAlgError("The loaded LAPACK has no dsytrd_sy2sb.")
     work = _fortran(matrix, overwrite)

@@ -120,7 +120,7 @@ def _shifted_sums(X, groups, weights, rows, rule, per_group_scatter, step):
     if rows.parallel:  # the host's rows: float32 ones multiply in float32 blocks
         rows.float32 = float32_products(X, weights)
         n_workers, step = _workers(n, d, step, rows.n_groups if per_group_scatter else 0,
-                                   rows.float32)
+                                   rows.float32, held_out=rule is not None)
         rows.step = step
     starts = range(0, n, step)
 
@@ -221,14 +221,15 @@ class HostRows:
         return _HeldRows((_held_rows(self.d, self.buffer.shape[0]), self.d), held, self.runs)
 
 
-def _workers(n_rows, n_features, step, n_group_products, float32=False):
+def _workers(n_rows, n_features, step, n_group_products, float32=False, held_out=False):
     """How many threads share the chunks, and the rows of each one's chunks.
 
     As many as BLAS may use (``threadpoolctl``, ``OMP_NUM_THREADS``), at
     most one per chunk or per D rows (a task of one chunk is split among
     them: its pass, which numpy runs on one core, is then shared), few
-    enough that their buffers and D×D sums stay within 512 MB (chunks
-    shrink to share it, down to D rows). One off the
+    enough that their buffers and D×D sums (:func:`_worker_values`) stay
+    within 512 MB, or within ``_SCRATCH_SCATTERS`` D×D float64 arrays where
+    those are more (chunks shrink to share it, down to D rows). One off the
     main thread (Dask's workers, say): the cores are spoken for there.
     """
     if threading.current_thread() is not threading.main_thread():
@@ -237,17 +238,30 @@ def _workers(n_rows, n_features, step, n_group_products, float32=False):
     # A worker per chunk, or per D rows (and at least _FEW_ROWS) of fewer
     # chunks: one chunk's pass would otherwise run on one core.
     most = max(-(-n_rows // step), n_rows // max(d, _FEW_ROWS))
-    # Per worker: the chunk and held-out buffers (and the sorting one for
-    # each group's scatter), and both sides' D×D sums (and float32 products).
-    per_row = (3 if n_group_products else 2) * d
-    fixed = 2 * d * d * (1 + n_group_products) + (d * d if float32 else 0)
+    budget = max(_SCRATCH_VALUES, _SCRATCH_SCATTERS * d * d)
+    per_row, fixed = _worker_values(d, n_group_products, float32, held_out)
     for workers in range(min(_blas_threads(), most), 1, -1):
-        rows = min(step, (_SCRATCH_VALUES // workers - fixed) // per_row)
+        rows = min(step, int((budget // workers - fixed) // per_row))
         if rows >= d:
             # Chunks of one size, as many for each worker: none waits for another.
             rounds = -(-n_rows // (workers * rows))
             return workers, -(-n_rows // (workers * rounds))
     return 1, step
+
+
+def _worker_values(d, n_group_products, float32, held_out):
+    """What one worker holds, in float64 values: (per row of its chunk, fixed).
+
+    Per row: the chunk's buffer (float32 when written directly:
+    :meth:`HostRows.for_worker`), the held-out rows' and the one sorting
+    groups into runs. Fixed: each side's float64 D×D sums and a block's
+    product (float32: half the bytes), for the pooled scatter and each group's.
+    """
+    direct = float32 and not held_out
+    per_row = (0.5 if direct else 1.0) * d + (d if held_out else 0) + (
+        d if n_group_products else 0)
+    per_side = (1.0 + (0.5 if float32 else 1.0)) * d * d * (1 + n_group_products)
+    return per_row, per_side * (2 if held_out else 1)
 
 
 def _blas_threads():
@@ -314,8 +328,11 @@ def _held_rows(n_features, chunk_rows):
 _WARM_VALUES = 2**21
 _LARGEST_VALUES = 2**25
 _FEW_ROWS = 512  # rows below which a task's products run on one BLAS thread
-# float64 values in all the workers' buffers and sums together: 512 MB.
+# float64 values in all the workers' buffers and sums: 512 MB, or six D×D
+# arrays past D = 2,896 (the model holds some already). At D = 5,000 two
+# workers then share a task, 0.3 GB more at the peak than one.
 _SCRATCH_VALUES = 2**26
+_SCRATCH_SCATTERS = 6
 
 
 def _compact(y, n_keys):
