@@ -357,7 +357,10 @@ def test_the_gradient_rows_of_the_scenario_columns(shared_data_dir):
                                             rows_per_task=100, overrides={"n_epochs": 3})
         rows += column_rows
     task, plain = rows
+    # The field's network: its ReLU units, at a constant rate, no prior to speak of.
     assert models["Fine-tuning"].hidden_layer_sizes == (400, 400)
+    assert models["Fine-tuning"].activation == "relu"
+    assert models["Fine-tuning"].network_.activation == "relu"
     assert (task["paper"], plain["paper"]) == (85.15, 19.90)
     assert task["test"] > 80 and plain["test"] < 25  # only the last pair, in class-IL
     table = rp.format_table(rows)

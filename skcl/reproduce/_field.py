@@ -63,12 +63,15 @@ SI_DAMPING = 0.1
 METHODS = ("joint", "fine-tuning", "ewc", "online-ewc", "si", "aqc", "rf-gaussian",
            "rf-least-squares")
 
-#: Every gradient method of a scenario column: Adam at a constant rate, as
-#: the field's; a prior precision of 10⁻¹² (the field's networks have none,
-#: and skcl's λ multiplies the prior too from the second task on, which at
-#: the field's strengths would pin every weight); and, task-incrementally,
-#: only each task's classes compete in its likelihood.
-_TRAINING = {"learning_rate_schedule": "constant", "prior_precision": 1e-12}
+#: Every gradient method of a scenario column: the field's ReLU units (its
+#: strengths were chosen for them: on skcl's swish units the field's λ costs
+#: EWC 4–5 points of Split task-IL, docs/experiments.md); Adam at a constant
+#: rate, as the field's; a prior precision of 10⁻¹² (the field's networks
+#: have none, and skcl's λ multiplies the prior too from the second task on,
+#: which at the field's strengths would pin every weight); and,
+#: task-incrementally, only each task's classes compete in its likelihood.
+_TRAINING = {"activation": "relu", "learning_rate_schedule": "constant",
+             "prior_precision": 1e-12}
 
 #: AQC on the MLP: the paper's full Hessian needs n_params² floats (915 GB
 #: in float32 for Split MNIST's 478,410 parameters), so its curvature is
@@ -82,7 +85,7 @@ _SETTINGS = {
 }
 
 NOTE = ("{label}: paper = van de Ven and Tolias's published mean (20 seeds, the field's "
-        "full budget); MLP {network}, Adam {learning_rate:g} at a constant rate, batch 128, "
+        "full budget); ReLU MLP {network}, Adam {learning_rate:g} at a constant rate, batch 128, "
         "{n_epochs} epochs of {rows:,} rows per task (≈ {iterations:,} iterations; the "
         "field: {field_iterations:,}); EWC, online EWC, SI and AQC at the field's strengths.")
 
