@@ -133,6 +133,8 @@ METHODS = {  # name: (library, published row)
     "skcl si": ("skcl", "si"),
     "skcl fine-tuning, constant rate": ("skcl", "fine-tuning"),
     "skcl si, constant rate": ("skcl", "si"),
+    "skcl ewc, constant rate": ("skcl", "ewc"),
+    "skcl online-ewc, constant rate": ("skcl", "online-ewc"),
     "skcl gaussian (pixels)": ("skcl", None),
     "skcl gaussian (random features)": ("skcl", "offline"),
     "skcl least squares (random features)": ("skcl", "offline"),
@@ -395,6 +397,11 @@ def run_skcl(method, tasks, cfg, strength):
         "skcl si, constant rate": lambda: SIClassifier(
             2 * N * strength["si"] / cfg["batch"], damping=0.1,
             learning_rate_schedule="constant", **gradient),
+        "skcl ewc, constant rate": lambda: EWCClassifier(
+            N * strength["ewc"], learning_rate_schedule="constant", **gradient),
+        "skcl online-ewc, constant rate": lambda: OnlineEWCClassifier(
+            N * strength["online"], decay=strength["gamma"], learning_rate_schedule="constant",
+            **gradient),
         "skcl gaussian (pixels)": lambda: GaussianDiscriminantClassifier(),
         "skcl gaussian (random features)": lambda: make_pipeline(
             RandomFeatures(random_state=0), GaussianDiscriminantClassifier()),
