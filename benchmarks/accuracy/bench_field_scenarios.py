@@ -375,7 +375,8 @@ def run_skcl(method, tasks, cfg, strength):
     gradient = dict(hidden_layer_sizes=(cfg["hidden"],) * 2, n_epochs=cfg["n_epochs"],
                     batch_size=cfg["batch"], learning_rate=cfg["lr"],
                     prior_precision=PRIOR_PRECISION, random_state=0,
-                    scenario="task" if task_il else "class")
+                    scenario="task" if task_il else "class",
+                    activation=cfg.get("activation", "swish"))
     model = {
         "skcl fine-tuning": lambda: FineTuningClassifier(**gradient),
         "skcl ewc": lambda: EWCClassifier(N * strength["ewc"], **gradient),
@@ -466,6 +467,7 @@ def budget(experiment, args, tasks, kind=None):
     field["lr"] = field["lr"] if lr is None else lr
     rows = float(np.mean([len(y) for _, y, _, _ in tasks]))
     field["threads"] = args.threads
+    field["activation"] = args.activation
     field["n_epochs"] = max(1, round(field["iterations"] * field["batch"] / rows))
     field["rows"] = rows
     field["task_il"] = experiment == "split" and kind == "task"
@@ -487,6 +489,9 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="threads per child (torch, XLA, BLAS); 1 on a loaded machine")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per child")
+    parser.add_argument("--activation", default="swish",
+                        help="skcl's hidden units: swish (its default, the tables above) or "
+                             "relu (the field's, as Avalanche's MLP here)")
     args = parser.parse_args()
 
     try:
@@ -516,7 +521,8 @@ def main():
             cfg = budget(experiment, args, tasks, kind)
             n_in = tasks[0][0].shape[1]
             print(f"{scenario}: {len(tasks)} tasks of {cfg['rows']:.0f} rows on average, "
-                  f"MLP {n_in}-{cfg['hidden']}-{cfg['hidden']}, Adam {cfg['lr']:g}, batch "
+                  f"MLP {n_in}-{cfg['hidden']}-{cfg['hidden']} (skcl's units: "
+                  f"{cfg['activation']}), Adam {cfg['lr']:g}, batch "
                   f"{cfg['batch']}, {cfg['n_epochs']} epochs (~{cfg['iterations_run']} "
                   f"iterations) per task; the field's strengths {STRENGTH[scenario]}")
             jobs.append(dict(scenario=scenario, path=path, cfg=cfg, strength=STRENGTH[scenario]))
