@@ -366,3 +366,19 @@ def test_predict_proba_and_decision_function_agree(aqc_wide, iris, predictive):
     d, p = binary.decision_function(X), binary.predict_proba(X)
     np.testing.assert_allclose(d, np.log(p[:, 1]) - np.log(p[:, 0]), rtol=1e-6, atol=1e-9)
     assert (binary.predict(X) == binary.classes_[(d > 0).astype(int)]).all()
+
+
+def test_the_hessian_check_reads_the_learned_network_not_the_setting(iris):
+    # The exact Hessian of a network with hidden layers can be indefinite: a
+    # prior precision other than the stored one is refused up front. A later
+    # set_params(hidden_layer_sizes=()) changes the setting, not the network
+    # already learned: still refused up front, theta unchanged.
+    clf = fit(AQCClassifier(alpha=1.0, curvature="hessian", hidden_layer_sizes=(4,),
+                            predictive="probit", predictive_prior_precision="evidence",
+                            n_epochs=5, batch_size=16, learning_rate=0.1, random_state=0), iris)
+    theta = clf.theta_.copy()
+    for hidden in [(4,), ()]:
+        clf.set_params(hidden_layer_sizes=hidden)
+        with pytest.raises(ValueError, match="other than 'stored' needs a positive semi"):
+            clf.predict_proba(stacked_test_inputs(iris))
+    np.testing.assert_array_equal(clf.theta_, theta)

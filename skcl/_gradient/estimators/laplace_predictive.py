@@ -100,7 +100,7 @@ class LaplacePredictive:
         delta = self.predictive_prior_precision
         if delta == "stored":
             return posterior_root(state, alpha, shapes)
-        if getattr(self, "curvature", "ggn") == "hessian" and self.hidden_layer_sizes:
+        if getattr(self, "curvature", "ggn") == "hessian" and self.network_.hidden_layer_sizes:
             raise ValueError(
                 "predictive_prior_precision other than 'stored' needs a positive "
                 "semi-definite curvature, and the exact Hessian of a network with hidden "
