@@ -41,9 +41,10 @@ from . import two_stage
 from .openblas import DIRECT_MAX_COLUMNS
 
 __all__ = ["BAND_WIDTH", "Band", "CHOLESKY_BLOCK", "CHOLESKY_MAX_DIRECT", "INVERSE_BLOCK",
-           "NARROW_BAND_MAX_SIZE", "NARROW_BAND_WIDTH", "TWO_STAGE_MIN_SIZE", "band_eigh", "band_eigvalsh", "band_inverse_traces",
-           "band_reduction", "band_solve", "certainly_positive_definite", "cholesky", "eigh",
-           "rotate", "solve", "tridiagonal_bands"]
+           "NARROW_BAND_MAX_SIZE", "NARROW_BAND_WIDTH", "TWO_STAGE_MIN_SIZE", "band_eigh",
+           "band_eigvalsh", "band_inverse_traces", "band_reduction", "band_solve",
+           "certainly_positive_definite", "cholesky", "eigh", "rotate", "solve",
+           "tridiagonal_bands"]
 
 # b of the two-stage reduction: wider bands make the first stage faster
 # (more work per memory pass) and the band's solves and selected inversion
