@@ -27,7 +27,9 @@ each domain's covariance moved halfway to the pooled one; ``gate shared``:
 and the classes within it under its own (``skcl._exact.domains.
 gated_log_likelihoods``); ``gate volume``: ``domain_gate="volume"``, the
 domain weighed under its own covariance rescaled to the domains' common
-volume (``skcl._exact.domains.volume_log_likelihoods``).
+volume (``skcl._exact.domains.volume_log_likelihoods``); ``task_class,
+gate volume``: both, a component per (task, class) forced (at M = 10,000
+``"auto"`` keeps every class whole, and ``per_domain`` has no domain).
 
 ``--others`` runs, instead, the sequences the per-domain rule must not
 lose: DI Split digits (``load_di_split_digits``, pixels / 16), DI Split
@@ -149,6 +151,8 @@ def run(name, data, args):
         "task_class + λ = 0.5": lambda: GaussianDiscriminantClassifier(
             components="task_class", covariance="per_domain", domain_pooling=0.5),
         **GATED,
+        "task_class, gate volume": lambda: GaussianDiscriminantClassifier(
+            components="task_class", covariance="per_domain", domain_gate="volume"),
     }
     table = harness.Table(
         {"model": "<21", "one domain %": ">12.2f", "oracle %": ">8.2f", "all tasks %": ">11.2f",
