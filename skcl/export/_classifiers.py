@@ -305,10 +305,10 @@ def network_to_mlp(clf, input_scale=1.0):
     one logit, the difference of two, for two classes.
     """
     name = type(clf).__name__
-    activation = clf.network_.activation
+    activation, hidden = clf.network_.activation, tuple(clf.network_.hidden_layer_sizes)
     if activation not in MLP_ACTIVATIONS:
         raise NotExportableError(
-            f"{name}(hidden_layer_sizes={tuple(clf.hidden_layer_sizes)}) has {activation} "
+            f"{name}(hidden_layer_sizes={hidden}) has {activation} "
             "hidden units, which no scikit-learn classifier computes (MLPClassifier has "
             "relu, tanh, logistic and identity). A network learned with activation='relu', "
             "'tanh', 'logistic' or 'identity' exports as MLPClassifier, softmax regression "
@@ -322,7 +322,6 @@ def network_to_mlp(clf, input_scale=1.0):
     if n_classes == 2 and W.shape[1] == 2:  # a softmax over two (grown) classes
         W, b = (W[:, 1] - W[:, 0])[:, None], b[1:] - b[:1]
     coefs[-1], intercepts[-1] = W, b
-    hidden = tuple(int(W.shape[1]) for W in coefs[:-1])
     # One step on one row per class sets scikit-learn's own label encoding
     # and output activation; the weights are then replaced by skcl's.
     mlp = MLPClassifier(hidden_layer_sizes=hidden, activation=activation, random_state=0)
