@@ -137,7 +137,7 @@ def test_curvatures_of_tasks_of_two_sizes_share_one_program_to_the_bit(monkeypat
     padded = [curvature.task_curvature(*a, batch_size=32) for a in args]
     assert curvature._task_curvature._cache_size() == before + 1  # both padded to 512 rows
     for C, a in zip(padded, args):
-        alone = curvature._task_curvature(*a, batch_size=32, method="auto", competing=None)
+        alone = curvature._task_curvature(*a, None, batch_size=32, method="auto", competing=None)
         for new, old in zip(jax.tree.leaves(C), jax.tree.leaves(alone)):
             np.testing.assert_array_equal(np.asarray(new), np.asarray(old))
         assert float(jnp.abs(C.to_dense()).max()) > 0.1  # not a zero matrix

@@ -12,8 +12,13 @@ kind
     the categorical and Bernoulli likelihoods (canonical links) it equals
     the Fisher information under the model's own predictive distribution
     (EWC's), and the Hessian wherever the network is linear in θ (softmax
-    regression). ``"empirical_fisher"``: Σ_n w_n g_n g_nᵀ with g_n the
-    gradient of sample n's NLL at its observed label.
+    regression). ``"sampled_fisher"``: Σ_n w_n g̃_n g̃_nᵀ with g̃_n the
+    gradient of sample n's NLL at a label drawn from the model's own
+    predictive p̃_n (one draw per sample, by the Gumbel-max trick): an
+    unbiased estimate of that Fisher, E[g̃_n g̃_nᵀ] = Σ_c p̃_nc g_c g_cᵀ, at
+    one reverse pass per sample instead of one per class (the field's
+    "sampled" Fisher labels). ``"empirical_fisher"``: Σ_n w_n g_n g_nᵀ with
+    g_n the gradient of sample n's NLL at its observed label.
 structure
     ``"full"``: the dense matrix. ``"kron"``: block-diagonal over the dense
     layers, each block A ⊗ G (K-FAC; Martens and Grosse, 2015) — the
@@ -38,7 +43,7 @@ Factored S_n. For the GGN and the empirical Fisher S_n has rank at most
 the number of outputs C: Λ_n = L_nᵀ L_n (L_n of shape r × C, r ≤ C) gives
 S_n = V_nᵀ V_n with V_n = L_n J_z, whose r rows are vector-Jacobian
 products of the logits in z_l, all layers at once by one reverse pass per
-row of L_n (for the empirical Fisher r = 1, the row g_fᵀ; for the GGN of a
+row of L_n (for the sampled and the empirical Fisher r = 1, the row g_fᵀ; for the GGN of a
 task-incremental task r is its number of classes, the rows of the others
 being zero). The diagonal
 Σ_r V_n² and K-FAC's G = Σ_n w_n V_nᵀ V_n then cost O(n · r · width) per
@@ -59,7 +64,7 @@ from .structures import DiagonalCurvature, FullCurvature, KroneckerCurvature
 
 __all__ = ["KINDS", "STRUCTURES", "task_curvature", "closed_form_applies", "competing_classes"]
 
-KINDS = ("hessian", "ggn", "empirical_fisher")
+KINDS = ("hessian", "ggn", "sampled_fisher", "empirical_fisher")
 STRUCTURES = ("full", "kron", "diag")
 
 # Floats a chunk of per-sample intermediate results may hold (128 MB).
@@ -81,15 +86,17 @@ def _sum_over_batches(fn, init, X, y, weights, batch_size):
 
     A minibatch whose weights are all 0 (the padding of
     :func:`task_curvature`) adds exact zeros: it is skipped, not computed.
+    ``y`` may be a pytree of row-aligned arrays (the sampled Fisher's).
     """
     idx, mask = _sequential_batches(X.shape[0], batch_size)
 
     def add_batch(total, batch):
         i, m = batch
         wb = weights[i] * m
+        yb = jax.tree.map(lambda a: a[i], y)
 
         def add(total):
-            return jax.tree.map(jnp.add, total, fn(X[i], y[i], wb))
+            return jax.tree.map(jnp.add, total, fn(X[i], yb, wb))
 
         return jax.lax.cond(jnp.any(wb != 0), add, lambda total: total, total), None
 
@@ -151,6 +158,28 @@ def _task_probabilities(logits, y):
     return jax.nn.softmax(logits, axis=1)
 
 
+def _at_labels(likelihood, logits, y):
+    """The labels the empirical Fisher's gradients are taken at.
+
+    ``y`` itself, or, for the sampled Fisher, (the task's labels, Gumbel
+    noise of shape (n, n_columns)): then one class per row drawn from the
+    model's p̃, the argmax of log p̃ + noise (the Gumbel-max trick), among a
+    task-incremental row's classes only. The noise is drawn once for the
+    task's rows, so the draws do not depend on how the rows are chunked.
+    Returned in the labels' format (a task-incremental row keeps its mask).
+    """
+    if not isinstance(y, tuple):
+        return y
+    labels, noise = y
+    logp = likelihoods.log_likelihoods(likelihood, logits)
+    if labels.ndim == 2:
+        mask = labels[:, 1:]
+        logp = jnp.where(mask > 0, likelihoods.within_task(logp, mask), -jnp.inf)
+        drawn = jnp.argmax(logp + noise, axis=1).astype(labels.dtype)
+        return jnp.concatenate([drawn[:, None], labels[:, 1:]], axis=1)
+    return jnp.argmax(logp + noise, axis=1).astype(labels.dtype)
+
+
 def closed_form_applies(model):
     """Whether the network is one dense layer (softmax or logistic regression)."""
     return len(model.network.layer_shapes) == 1
@@ -178,7 +207,8 @@ def _layer_statistics(model, kind, theta, X, y):
         jacobians = jax.vmap(jax.jacfwd(sample_logits), in_axes=(None, 0))(zeros, X)
         Lam = _output_hessian(model.likelihood, network.apply(theta, X), y)
         S = [jnp.einsum("nok,nop,npl->nkl", J, Lam, J) for J in jacobians]
-    else:  # empirical_fisher
+    else:  # empirical_fisher (the sampled Fisher's labels drawn first)
+        y = _at_labels(model.likelihood, network.apply(theta, X), y)
         grads = jax.vmap(jax.grad(sample_nll), in_axes=(None, 0, 0))(zeros, X, y)
         S = [g[:, :, None] * g[:, None, :] for g in grads]
     return list(zip(augmented, S))
@@ -200,6 +230,7 @@ def _layer_factors(model, kind, theta, X, y, competing=None):
     if kind == "ggn":
         L = _output_hessian_root(model.likelihood, logits, y, competing)
     else:  # empirical_fisher: g_f = ∂nll_n/∂f, one row per sample
+        y = _at_labels(model.likelihood, logits, y)
         ones = jnp.ones(X.shape[0], logits.dtype)
         L = jax.grad(lambda f: likelihoods.nll(model.likelihood, f, y, ones))(logits)[:, None]
     (V,) = jax.vmap(pull_back, in_axes=1, out_axes=1)(L)
@@ -246,13 +277,24 @@ def _per_sample_floats(model, kind, structure, method, competing):
     return sum(i + 1 + (2 * r * o if factored else 2 * o * o) for i, o in shapes)
 
 
-def _chunk_rows(model, kind, structure, method, competing, batch_size):
+def _chunk_rows(model, kind, structure, method, competing, batch_size, n_rows=None):
     """Samples per chunk: at least a minibatch, at most _CHUNK_FLOATS floats
-    (a task's chunks hold min(n_samples, this) samples)."""
+    (a task's chunks hold min(n_samples, this) samples).
+
+    Over ``n_rows`` rows that take several such chunks (a task padded by
+    :func:`task_curvature`), a power of two rows, at most an eighth of
+    them: the chunks of padding alone are skipped, so the rows computed
+    beyond the task's are fewer than a chunk's. Chunks as large as memory
+    allows had computed up to two thirds more rows than the task held
+    (10,000 rows padded to 16,384 ran as two chunks of 8,350).
+    """
     floats = _per_sample_floats(model, kind, structure, method, competing)
     if floats is None:
         return batch_size
-    return int(max(batch_size, _CHUNK_FLOATS // max(floats, 1)))
+    chunk = int(max(batch_size, _CHUNK_FLOATS // max(floats, 1)))
+    if n_rows is None or n_rows <= chunk:
+        return chunk
+    return max(batch_size, min(1 << (chunk.bit_length() - 1), n_rows // 8))
 
 
 def _diagonal(model, kind, theta, X, y, weights, batch_size, method, competing):
@@ -268,7 +310,7 @@ def _diagonal(model, kind, theta, X, y, weights, batch_size, method, competing):
         return [jnp.einsum("n,ni,nk->ik", wb, a * a, d).ravel() for a, d in pairs]
 
     init = [jnp.zeros((i + 1) * o, theta.dtype) for i, o in model.network.layer_shapes]
-    chunk = _chunk_rows(model, kind, "diag", method, competing, batch_size)
+    chunk = _chunk_rows(model, kind, "diag", method, competing, batch_size, X.shape[0])
     parts = _sum_over_batches(batch_diagonal, init, X, y, weights, chunk)
     return DiagonalCurvature(jnp.concatenate(parts))
 
@@ -316,7 +358,7 @@ def _full_closed_form(model, kind, theta, X, y, weights, batch_size):
         Y = (a[:, :, None] * c[:, None, :]).reshape(a.shape[0], D1 * n_pairs)
         return (Y.T @ a).reshape(D1, n_pairs, D1)
 
-    chunk = _chunk_rows(model, kind, "full", "closed_form", None, batch_size)
+    chunk = _chunk_rows(model, kind, "full", "closed_form", None, batch_size, X.shape[0])
     blocks = _sum_over_batches(
         batch_blocks, jnp.zeros((D1, n_pairs, D1), theta.dtype), X, y, weights, chunk
     )
@@ -347,6 +389,7 @@ def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
             J = jax.vmap(jax.jacrev(sample_logits), in_axes=(None, 0))(theta, Xb)
             Lam = _output_hessian(model.likelihood, network.apply(theta, Xb), yb)
             return jnp.einsum("nop,n,noq,nqr->pr", J, wb, Lam, J)
+        yb = _at_labels(model.likelihood, network.apply(theta, Xb), yb)
         G = jax.vmap(jax.grad(sample_nll), in_axes=(None, 0, 0))(theta, Xb, yb)
         return (G * wb[:, None]).T @ G
 
@@ -356,13 +399,13 @@ def _full_autodiff(model, kind, theta, X, y, weights, batch_size):
 
 
 def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method="auto",
-                   competing=None):
+                   competing=None, key=None):
     """C_t = Σ_n w_n C_n of one task at θ*_t, in the given structure.
 
     Parameters
     ----------
     model : skcl._gradient.model.Model
-    kind : {"hessian", "ggn", "empirical_fisher"}
+    kind : {"hessian", "ggn", "sampled_fisher", "empirical_fisher"}
     structure : {"full", "kron", "diag"}
     theta : array of shape (n_params,)
         θ*_t, where the curvature is taken.
@@ -386,6 +429,8 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
         in one row (:func:`competing_classes`). The factored GGN then takes
         that many reverse passes instead of one per output, the same result
         (the other rows of Λ's root are zero). None: one per output.
+    key : PRNG key, optional
+        The sampled Fisher's draws (required for it, unused otherwise).
 
     Returns
     -------
@@ -394,30 +439,43 @@ def task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, 
     """
     if kind not in KINDS or structure not in STRUCTURES:
         raise ValueError(f"Unknown curvature {kind!r} × {structure!r}.")
+    if kind == "sampled_fisher" and key is None:
+        raise ValueError("The sampled Fisher draws its labels from a PRNG key: pass key=.")
     # A task of several chunks comes padded to the training loop's row
     # counts, so that the tasks of a sequence share one compiled program as
     # they share the loop (Split MNIST's five sizes compiled five, 0.8-1.0 s
     # each on one thread, about what the computation itself takes). Its
-    # chunks stay the same and the padding adds chunks of weight 0, which
-    # would add exact zeros and are skipped: the sum is the same to the bit,
-    # for the same work. A task of one chunk is left as
+    # chunks are those of the padded row count (:func:`_chunk_rows`), and
+    # the chunks of padding alone would add exact zeros and are skipped: the
+    # sum is that of the task's own rows in the same chunks, to the bit,
+    # for at most a chunk's more work. A task of one chunk is left as
     # it is (padding would change the chunk's shape, and with it the
     # rounding), and so is the Kronecker structure, whose G divides by Σ w_n,
     # a reduction that rounds otherwise over a longer array.
-    chunk = _chunk_rows(model, kind, structure, method, competing, batch_size)
+    chunk = _chunk_rows(model, _computed_kind(kind), structure, method, competing, batch_size)
     if structure != "kron" and X.shape[0] > chunk:
         n_rows = padded_size(X.shape[0])
         X, y, weights = (pad_to(a, 0, n_rows) for a in (X, y, weights))
-    return _task_curvature(model, kind, structure, theta, X, y, weights, batch_size=batch_size,
-                           method=method, competing=competing)
+    return _task_curvature(model, kind, structure, theta, X, y, weights, key,
+                           batch_size=batch_size, method=method, competing=competing)
+
+
+def _computed_kind(kind):
+    """The sampled Fisher is the empirical Fisher at its drawn labels."""
+    return "empirical_fisher" if kind == "sampled_fisher" else kind
 
 
 @partial(jax.jit, static_argnames=("model", "kind", "structure", "batch_size", "method",
                                    "competing"))
-def _task_curvature(model, kind, structure, theta, X, y, weights, *, batch_size, method,
+def _task_curvature(model, kind, structure, theta, X, y, weights, key, *, batch_size, method,
                     competing):
     """:func:`task_curvature` on its (padded) rows, compiled."""
-    args = (model, kind, theta, X, y, weights, batch_size)
+    if kind == "sampled_fisher":  # drawn in each chunk from its logits (_at_labels)
+        # log_likelihoods' columns: a sigmoid's two classes, else one per output.
+        n_columns = (2 if model.likelihood == likelihoods.BERNOULLI
+                     else model.network.layer_shapes[-1][1])
+        y = (y, jax.random.gumbel(key, (X.shape[0], n_columns), theta.dtype))
+    args = (model, _computed_kind(kind), theta, X, y, weights, batch_size)
     if structure == "diag":
         return _diagonal(*args, method, competing)
     if structure == "kron":

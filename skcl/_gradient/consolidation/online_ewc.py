@@ -30,6 +30,6 @@ class OnlineEWC(Quadratic):
     reduction: str = "mean"
 
     def fold(self, model, state, task, key):
-        F = self.task_curvature(model, task)
+        F = self.task_curvature(model, task, key)
         total = F if state.curvature is None else state.curvature.scale(self.decay).add(F)
         return QuadraticState(task.end, state.prior, total)

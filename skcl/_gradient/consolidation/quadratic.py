@@ -149,7 +149,7 @@ class Quadratic(Consolidation):
     ----------
     alpha : float
         λ.
-    kind : {"hessian", "ggn", "empirical_fisher"}
+    kind : {"hessian", "ggn", "sampled_fisher", "empirical_fisher"}
         What C_i measures (see :mod:`.curvature`): the estimators'
         ``curvature`` parameter. Here "curvature" names C itself
         (``QuadraticState.curvature``), hence the other word.
@@ -180,16 +180,17 @@ class Quadratic(Consolidation):
     def penalty(self, state, params, key):
         return quadratic_penalty(state, params, self.alpha)
 
-    def task_curvature(self, model, task):
-        """C_t of the finished task, summed or averaged over its samples."""
+    def task_curvature(self, model, task, key):
+        """C_t of the finished task, summed or averaged over its samples
+        (``key``: the sampled Fisher's draws)."""
         C = task_curvature(
             model, self.kind, self.structure, task.end, task.X, task.y, task.weights,
-            batch_size=task.batch_size, competing=competing_classes(task.y),
+            batch_size=task.batch_size, competing=competing_classes(task.y), key=key,
         )
         return C.scale(1.0 / task.X.shape[0]) if self.reduction == "mean" else C
 
     def fold(self, model, state, task, key):
-        C = self.task_curvature(model, task)
+        C = self.task_curvature(model, task, key)
         total = C if state.curvature is None else state.curvature.add(C)
         return QuadraticState(task.end, state.prior, total)
 

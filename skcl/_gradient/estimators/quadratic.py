@@ -18,6 +18,9 @@ from .laplace_predictive import LaplacePredictive, fill_predictive
 
 __all__ = ["AQCClassifier", "EWCClassifier", "OnlineEWCClassifier", "SIClassifier"]
 
+# EWC's ``fisher``: the labels its gradients are taken at, as a curvature kind.
+FISHER_LABELS = {"exact": "ggn", "sampled": "sampled_fisher", "empirical": "empirical_fisher"}
+
 
 class _QuadraticClassifier(GradientClassifier):
     """The quadratic methods' shared hyperparameter λ (``alpha``)."""
@@ -85,12 +88,16 @@ class AQCClassifier(LaplacePredictive, _QuadraticClassifier):
         1000, 10000, chosen on a validation sequence). It is the paper's λ
         for every curvature and structure: C is always a sum over the
         task's samples, as the paper's Hessian is.
-    curvature : {"hessian", "ggn", "empirical_fisher"}, default="hessian"
+    curvature : {"hessian", "ggn", "sampled_fisher", "empirical_fisher"}, default="hessian"
         What C measures: the exact Hessian (the paper's AQC); the
         generalised Gauss-Newton matrix, equal to the Fisher information
         for these likelihoods and to the Hessian without hidden layers,
-        positive semi-definite everywhere; or the empirical Fisher, the sum
-        of the per-sample gradients' outer products at the observed labels.
+        positive semi-definite everywhere; the sampled Fisher, its unbiased
+        estimate from one label per sample drawn from the model's own
+        predictive (one reverse pass per sample instead of one per class;
+        the draws follow ``random_state``); or the empirical Fisher, the
+        sum of the per-sample gradients' outer products at the observed
+        labels.
     structure : {"full", "kron", "diag"}, default="full"
         How C is stored and penalised: dense (O(n_params²) memory and per
         training step; refused, before any work, where it cannot fit in
@@ -217,6 +224,15 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
     alpha : float, default=1.0
         λ (paper's grid: 1, 10, 100, 1000, 10000); the paper's code's λ,
         which multiplies the mean Fisher.
+    fisher : {"exact", "sampled", "empirical"}, default="exact"
+        Which labels the Fisher's gradients are taken at (the field's
+        choice of "Fisher labels"): every class, weighted by the model's
+        own probability (the exact Fisher F, one reverse pass per class
+        that competes, for each sample); one class per sample drawn from
+        those probabilities (an unbiased estimate of F at one reverse pass
+        per sample, the draws following ``random_state``); or the observed
+        label (the empirical Fisher, also one pass, which is not F: it
+        weighs the samples the model gets wrong).
 {predictive}
 {common}
 
@@ -244,6 +260,7 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
 
     _parameter_constraints = {
         **_QuadraticClassifier._parameter_constraints,
+        "fisher": [StrOptions(set(FISHER_LABELS))],
         **LaplacePredictive._predictive_constraints,
     }
 
@@ -251,6 +268,7 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         self,
         alpha=1.0,
         *,
+        fisher="exact",
         predictive="map",
         n_predict_samples=1000,
         predictive_prior_precision="stored",
@@ -271,7 +289,8 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         store_parameters(self, locals())
 
     def _make_consolidation(self):
-        return Quadratic(float(self.alpha), kind="ggn", structure="diag", reduction="mean")
+        return Quadratic(float(self.alpha), kind=FISHER_LABELS[self.fisher], structure="diag",
+                         reduction="mean")
 
 
 @fill_doc
@@ -373,6 +392,15 @@ class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         λ, as for :class:`EWCClassifier` (it multiplies mean Fishers).
     decay : float, default=0.9
         γ ∈ (0, 1].
+    fisher : {"exact", "sampled", "empirical"}, default="exact"
+        Which labels the Fisher's gradients are taken at (the field's
+        choice of "Fisher labels"): every class, weighted by the model's
+        own probability (the exact Fisher F, one reverse pass per class
+        that competes, for each sample); one class per sample drawn from
+        those probabilities (an unbiased estimate of F at one reverse pass
+        per sample, the draws following ``random_state``); or the observed
+        label (the empirical Fisher, also one pass, which is not F: it
+        weighs the samples the model gets wrong).
 {predictive}
 {common}
 
@@ -401,6 +429,7 @@ class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
     _parameter_constraints = {
         **_QuadraticClassifier._parameter_constraints,
         "decay": [Interval(Real, 0, 1, closed="right")],
+        "fisher": [StrOptions(set(FISHER_LABELS))],
         **LaplacePredictive._predictive_constraints,
     }
 
@@ -409,6 +438,7 @@ class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         alpha=1.0,
         decay=0.9,
         *,
+        fisher="exact",
         predictive="map",
         n_predict_samples=1000,
         predictive_prior_precision="stored",
@@ -429,4 +459,5 @@ class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         store_parameters(self, locals())
 
     def _make_consolidation(self):
-        return OnlineEWC(float(self.alpha), decay=float(self.decay))
+        return OnlineEWC(float(self.alpha), decay=float(self.decay),
+                         kind=FISHER_LABELS[self.fisher])
