@@ -77,7 +77,10 @@ field's budget, take hours)::
     ... --scenarios split-task split-domain --iterations 4 --rows-per-task 500 \\
         --hidden 20 --methods "avalanche ewc" "skcl ewc" "skcl gaussian (pixels)"
 
-``--csv PATH`` writes every row (method × scenario, with its budget) to PATH.
+``--csv PATH`` writes every row (method × scenario, with its budget) to PATH;
+``--repeats N`` runs the methods N times, round-robin, each row in a fresh
+process, and gives the median fit time with the range (one seed: the
+accuracy is the same in every run, checked).
 
 EWCClassifier and OnlineEWCClassifier compute the exact diagonal Fisher
 (the GGN's) by default, through the outputs that compete: one reverse pass
@@ -509,6 +512,9 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="threads per child (torch, XLA, BLAS); 1 on a loaded machine")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per child")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="rounds over the methods, interleaved, each row in a fresh "
+                             "process: the table gives the median fit time and its range")
     parser.add_argument("--activation", default="swish",
                         help="skcl's hidden units: swish (its default, the tables above) or "
                              "relu (the field's, as Avalanche's MLP here)")
@@ -547,13 +553,17 @@ def main():
                   f"iterations) per task; the field's strengths {STRENGTH[scenario]}")
             jobs.append(dict(scenario=scenario, path=path, cfg=cfg, strength=STRENGTH[scenario]))
         print(flush=True)
-        for method in args.methods:
-            rows += run_method(method, jobs, have_avalanche, args.timeout, args.threads)
+        for repeat in range(args.repeats):  # round-robin: the machine's drift hits all alike
+            for method in args.methods:
+                rows += [dict(row, repeat=repeat) for row in
+                         run_method(method, jobs, have_avalanche, args.timeout, args.threads)]
+    rows = merged_repeats(rows)
     print_table(rows, args.scenarios)
     if args.csv:
         harness.write_csv(args.csv, rows, ["method", "scenario", "status", "accuracy",
-                                           "published", "fit_s", "epochs", "iterations",
-                                           "hidden", "lr", "rows_per_task", "per_task"])
+                                           "published", "fit_s", "fit_s_runs", "epochs",
+                                           "iterations", "hidden", "lr", "rows_per_task",
+                                           "per_task"])
         print(f"\nwrote {args.csv}")
 
 
@@ -603,10 +613,35 @@ def run_method(method, jobs, have_avalanche, timeout, threads):
     return list(rows.values())
 
 
+def merged_repeats(rows):
+    """One row per method and scenario: the first run's, with the median fit time of the
+    runs that succeeded and every run's time (``fit_s_runs``); the accuracy is the same
+    in every run (one seed), checked."""
+    merged = {}
+    for row in rows:
+        key = (row["method"], row["scenario"])
+        first = merged.setdefault(key, dict(row, fit_s_runs=[]))
+        if row["status"] != "ok":
+            continue
+        if first["status"] != "ok":
+            first.update(row, fit_s_runs=first["fit_s_runs"])
+        elif row["accuracy"] != first["accuracy"]:
+            first["status"] = f"accuracy moved between runs: {first['accuracy']}, {row['accuracy']}"
+        first["fit_s_runs"].append(row["fit_s"])
+    for row in merged.values():
+        runs = row.pop("fit_s_runs")
+        row["fit_s_runs"] = " ".join(f"{t:.1f}" for t in runs)
+        if runs:
+            row["fit_s"] = round(float(np.median(runs)), 1)
+        row.pop("repeat", None)
+    return list(merged.values())
+
+
 def print_table(rows, scenarios):
-    table = harness.Table({"method": "<38", **{s: ">25" for s in scenarios}},
-                          title="\naccuracy % after the last task (fit time s); published: the "
-                                "field's mean, full budget")
+    table = harness.Table({"method": "<38", **{s: ">34" for s in scenarios}},
+                          title="\naccuracy % after the last task (fit time s: the median "
+                                "of the runs, and their range); published: the field's mean, "
+                                "full budget")
     for method in dict.fromkeys(r["method"] for r in rows):
         cells = []
         for s in scenarios:
@@ -615,7 +650,10 @@ def print_table(rows, scenarios):
                 cells.append("")
             elif r["status"] == "ok":
                 pub = f" [{r['published']}]" if r["published"] != "" else ""
-                cells.append(f"{r['accuracy']:.2f} ({r['fit_s']:.0f} s){pub}")
+                runs = r["fit_s_runs"].split()
+                spread = (f", {min(map(float, runs)):.1f}–{max(map(float, runs)):.1f}"
+                          if len(runs) > 1 else "")
+                cells.append(f"{r['accuracy']:.2f} ({r['fit_s']:.1f} s{spread}){pub}")
             else:
                 cells.append(r["status"][:24])
         table.row(method, *cells)
