@@ -3,7 +3,8 @@
 scikit-learn needs each estimator's ``__init__`` to spell out its
 parameters, but their descriptions need not be written twice: a docstring
 says ``{common}`` (the gradient-trained classifiers' parameters),
-``{vi}`` (the variational ones') or ``{exact}`` (the exact family's), and
+``{vi}`` (the variational ones'), ``{exact}`` (the exact family's) or
+``{fisher}`` (EWC's and online EWC's Fisher labels), and
 :func:`fill_doc` puts the text there. For the gradient-trained
 estimators it also says, before the parameters, what the defaults are
 for and what they were measured to give.
@@ -149,7 +150,20 @@ _EXACT_PARAMS = """
         classes no other call learned.
 """
 
-_SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}": _EXACT_PARAMS}
+_FISHER_PARAM = """
+    fisher : {"exact", "sampled", "empirical"}, default="exact"
+        Which labels the Fisher's gradients are taken at (the field's
+        choice of "Fisher labels"): every class, weighted by the model's
+        own probability (the exact Fisher F, one reverse pass per class
+        that competes, for each sample); one class per sample drawn from
+        those probabilities (an unbiased estimate of F at one reverse pass
+        per sample, the draws following ``random_state``); or the observed
+        label (the empirical Fisher, also one pass, which is not F: it
+        weighs the samples the model gets wrong).
+"""
+
+_SECTIONS = {"{common}": _COMMON_PARAMS, "{vi}": _VARIATIONAL_PARAMS, "{exact}": _EXACT_PARAMS,
+             "{fisher}": _FISHER_PARAM}
 
 #: Test final average accuracy (%) at each estimator's defaults, no
 #: validation sequence, with each column's training settings: CI Split Iris
@@ -186,7 +200,8 @@ _DEFAULTS_DOC = """
 
 
 def fill_doc(cls):
-    """Put the shared parameter docs where a docstring says ``{common}``, ``{vi}`` or ``{exact}``.
+    """Put the shared parameter docs where a docstring says ``{common}``, ``{vi}``, ``{exact}``
+    or ``{fisher}``.
 
     For an estimator of ``_MEASURED_AT_DEFAULTS``, also say, before its
     parameters, what its defaults are for and what they give.

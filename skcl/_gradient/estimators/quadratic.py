@@ -224,15 +224,7 @@ class EWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
     alpha : float, default=1.0
         λ (paper's grid: 1, 10, 100, 1000, 10000); the paper's code's λ,
         which multiplies the mean Fisher.
-    fisher : {"exact", "sampled", "empirical"}, default="exact"
-        Which labels the Fisher's gradients are taken at (the field's
-        choice of "Fisher labels"): every class, weighted by the model's
-        own probability (the exact Fisher F, one reverse pass per class
-        that competes, for each sample); one class per sample drawn from
-        those probabilities (an unbiased estimate of F at one reverse pass
-        per sample, the draws following ``random_state``); or the observed
-        label (the empirical Fisher, also one pass, which is not F: it
-        weighs the samples the model gets wrong).
+{fisher}
 {predictive}
 {common}
 
@@ -392,15 +384,7 @@ class OnlineEWCClassifier(LaplacePredictive, _DiagonalQuadraticClassifier):
         λ, as for :class:`EWCClassifier` (it multiplies mean Fishers).
     decay : float, default=0.9
         γ ∈ (0, 1].
-    fisher : {"exact", "sampled", "empirical"}, default="exact"
-        Which labels the Fisher's gradients are taken at (the field's
-        choice of "Fisher labels"): every class, weighted by the model's
-        own probability (the exact Fisher F, one reverse pass per class
-        that competes, for each sample); one class per sample drawn from
-        those probabilities (an unbiased estimate of F at one reverse pass
-        per sample, the draws following ``random_state``); or the observed
-        label (the empirical Fisher, also one pass, which is not F: it
-        weighs the samples the model gets wrong).
+{fisher}
 {predictive}
 {common}
 
