@@ -553,10 +553,9 @@ def main():
                   f"iterations) per task; the field's strengths {STRENGTH[scenario]}")
             jobs.append(dict(scenario=scenario, path=path, cfg=cfg, strength=STRENGTH[scenario]))
         print(flush=True)
-        for repeat in range(args.repeats):  # round-robin: the machine's drift hits all alike
+        for _ in range(args.repeats):  # round-robin: the machine's drift hits all alike
             for method in args.methods:
-                rows += [dict(row, repeat=repeat) for row in
-                         run_method(method, jobs, have_avalanche, args.timeout, args.threads)]
+                rows += run_method(method, jobs, have_avalanche, args.timeout, args.threads)
     rows = merged_repeats(rows)
     print_table(rows, args.scenarios)
     if args.csv:
@@ -614,27 +613,28 @@ def run_method(method, jobs, have_avalanche, timeout, threads):
 
 
 def merged_repeats(rows):
-    """One row per method and scenario: the first run's, with the median fit time of the
-    runs that succeeded and every run's time (``fit_s_runs``); the accuracy is the same
-    in every run (one seed), checked."""
-    merged = {}
+    """One row per method and scenario: its first successful run's (else its first run's),
+    with the median fit time of the successful runs, each one's (``fit_s_runs``) and their
+    range (``fit_s_spread``, from two runs). One seed: every run's accuracy must be the same
+    (checked)."""
+    groups = {}
     for row in rows:
-        key = (row["method"], row["scenario"])
-        first = merged.setdefault(key, dict(row, fit_s_runs=[]))
-        if row["status"] != "ok":
-            continue
-        if first["status"] != "ok":
-            first.update(row, fit_s_runs=first["fit_s_runs"])
-        elif row["accuracy"] != first["accuracy"]:
-            first["status"] = f"accuracy moved between runs: {first['accuracy']}, {row['accuracy']}"
-        first["fit_s_runs"].append(row["fit_s"])
-    for row in merged.values():
-        runs = row.pop("fit_s_runs")
-        row["fit_s_runs"] = " ".join(f"{t:.1f}" for t in runs)
-        if runs:
-            row["fit_s"] = round(float(np.median(runs)), 1)
-        row.pop("repeat", None)
-    return list(merged.values())
+        groups.setdefault((row["method"], row["scenario"]), []).append(row)
+    merged = []
+    for group in groups.values():
+        ok = [r for r in group if r["status"] == "ok"]
+        row = dict((ok or group)[0])
+        times = [r["fit_s"] for r in ok]
+        row["fit_s_runs"] = " ".join(f"{t:.1f}" for t in times)
+        if times:
+            row["fit_s"] = round(float(np.median(times)), 1)
+        if len(times) > 1:
+            row["fit_s_spread"] = (min(times), max(times))
+        accuracies = sorted({r["accuracy"] for r in ok})
+        if len(accuracies) > 1:
+            row["status"] = f"accuracy moved between runs: {accuracies}"
+        merged.append(row)
+    return merged
 
 
 def print_table(rows, scenarios):
@@ -650,9 +650,8 @@ def print_table(rows, scenarios):
                 cells.append("")
             elif r["status"] == "ok":
                 pub = f" [{r['published']}]" if r["published"] != "" else ""
-                runs = r["fit_s_runs"].split()
-                spread = (f", {min(map(float, runs)):.1f}–{max(map(float, runs)):.1f}"
-                          if len(runs) > 1 else "")
+                spread = ("" if "fit_s_spread" not in r else
+                          ", {:.1f}–{:.1f}".format(*r["fit_s_spread"]))
                 cells.append(f"{r['accuracy']:.2f} ({r['fit_s']:.1f} s{spread}){pub}")
             else:
                 cells.append(r["status"][:24])
